@@ -1,0 +1,334 @@
+//! The whole encoder: a vocabulary of ranked byte strings, special tokens, a pre-tokenizer.
+//!
+//! It is immutable once built, so one instance is shared freely between threads.
+
+use aho_corasick::{AhoCorasick, MatchKind};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::merge::{RankMap, count_piece, encode_piece};
+use crate::{Error, Pretokenizer, Rank};
+
+/// Ids at or above this cannot be stored densely; no real vocabulary comes close.
+const MAX_ID: Rank = 1 << 28;
+
+/// A byte-level BPE encoder.
+#[derive(Debug, Clone)]
+pub struct CoreEncoder {
+    ranks: RankMap,
+    byte_ranks: [Rank; 256],
+    /// Token bytes by id, ordinary and special: `bytes[offsets[id]..offsets[id + 1]]`, with
+    /// `present[id]` false for ids that are no token.
+    offsets: Vec<u32>,
+    bytes: Vec<u8>,
+    present: Vec<bool>,
+    specials: FxHashMap<String, Rank>,
+    pretokenizer: Pretokenizer,
+}
+
+/// A set of special tokens to recognise in text, compiled for fast search.
+#[derive(Debug, Clone)]
+pub struct SpecialMatcher {
+    automaton: Option<AhoCorasick>,
+    ids: Vec<Rank>,
+}
+
+impl SpecialMatcher {
+    /// The first special token in `text` at or after `from`, as (start, end, id).
+    #[inline]
+    pub fn find(&self, text: &str, from: usize) -> Option<(usize, usize, Rank)> {
+        let automaton = self.automaton.as_ref()?;
+        let m = automaton.find(&text[from..])?;
+        Some((from + m.start(), from + m.end(), self.ids[m.pattern().as_usize()]))
+    }
+
+    /// Whether no special token can match.
+    pub fn is_empty(&self) -> bool {
+        self.automaton.is_none()
+    }
+}
+
+impl CoreEncoder {
+    /// Build and validate an encoder. Every single byte must be a token; ranks and token bytes
+    /// must be unique, and special tokens may not reuse an ordinary id or each other's.
+    pub fn new(
+        ranks: impl IntoIterator<Item = (Vec<u8>, Rank)>,
+        specials: impl IntoIterator<Item = (String, Rank)>,
+        pattern: &str,
+    ) -> Result<Self, Error> {
+        let pretokenizer = Pretokenizer::new(pattern)?;
+        Self::with_pretokenizer(ranks, specials, pretokenizer)
+    }
+
+    /// As [`CoreEncoder::new`], with a pre-tokenizer already built.
+    pub fn with_pretokenizer(
+        ranks: impl IntoIterator<Item = (Vec<u8>, Rank)>,
+        specials: impl IntoIterator<Item = (String, Rank)>,
+        pretokenizer: Pretokenizer,
+    ) -> Result<Self, Error> {
+        let ranks = ranks.into_iter();
+        let mut map = RankMap::with_capacity_and_hasher(ranks.size_hint().0, Default::default());
+        let mut by_id: Vec<Option<Vec<u8>>> = Vec::new();
+        for (token, rank) in ranks {
+            if rank >= MAX_ID {
+                return Err(Error::InvalidVocabulary(format!(
+                    "rank {rank} of token {:?} is too large (ids must be below {MAX_ID})",
+                    String::from_utf8_lossy(&token)
+                )));
+            }
+            if token.is_empty() {
+                return Err(Error::InvalidVocabulary(format!("rank {rank} has an empty token")));
+            }
+            let slot = rank as usize;
+            if by_id.len() <= slot {
+                by_id.resize(slot + 1, None);
+            }
+            if let Some(other) = &by_id[slot] {
+                return Err(Error::InvalidVocabulary(format!(
+                    "rank {rank} is given to two tokens: {:?} and {:?}",
+                    String::from_utf8_lossy(other),
+                    String::from_utf8_lossy(&token)
+                )));
+            }
+            if let Some(previous) = map.insert(token.clone(), rank) {
+                return Err(Error::InvalidVocabulary(format!(
+                    "token {:?} has two ranks: {previous} and {rank}",
+                    String::from_utf8_lossy(&token)
+                )));
+            }
+            by_id[slot] = Some(token);
+        }
+        let mut byte_ranks = [0; 256];
+        for b in 0..=255u8 {
+            byte_ranks[usize::from(b)] = *map.get(&[b][..]).ok_or_else(|| {
+                Error::InvalidVocabulary(format!(
+                    "the single byte 0x{b:02X} is not a token; a byte-level vocabulary needs all 256"
+                ))
+            })?;
+        }
+
+        let mut special_map = FxHashMap::default();
+        for (text, id) in specials {
+            if id >= MAX_ID {
+                return Err(Error::InvalidVocabulary(format!(
+                    "special token {text:?} has id {id}, too large (ids must be below {MAX_ID})"
+                )));
+            }
+            if text.is_empty() {
+                return Err(Error::InvalidVocabulary(format!("special token {id} is empty")));
+            }
+            let slot = id as usize;
+            if by_id.len() <= slot {
+                by_id.resize(slot + 1, None);
+            }
+            if by_id[slot].is_some() {
+                return Err(Error::InvalidVocabulary(format!(
+                    "special token {text:?} has id {id}, which is already taken"
+                )));
+            }
+            by_id[slot] = Some(text.as_bytes().to_vec());
+            special_map.insert(text, id);
+        }
+
+        let mut offsets = Vec::with_capacity(by_id.len() + 1);
+        let mut bytes = Vec::new();
+        let mut present = Vec::with_capacity(by_id.len());
+        for token in &by_id {
+            offsets.push(bytes.len() as u32);
+            present.push(token.is_some());
+            if let Some(t) = token {
+                bytes.extend_from_slice(t);
+            }
+        }
+        offsets.push(bytes.len() as u32);
+        if bytes.len() > u32::MAX as usize {
+            return Err(Error::InvalidVocabulary("tokens total more than 4 GiB".into()));
+        }
+        Ok(Self { ranks: map, byte_ranks, offsets, bytes, present, specials: special_map, pretokenizer })
+    }
+
+    /// The pre-tokenizer in use.
+    pub fn pretokenizer(&self) -> &Pretokenizer {
+        &self.pretokenizer
+    }
+
+    /// Ordinary tokens (bytes to rank).
+    pub fn ranks(&self) -> &RankMap {
+        &self.ranks
+    }
+
+    /// Special tokens (text to id).
+    pub fn specials(&self) -> &FxHashMap<String, Rank> {
+        &self.specials
+    }
+
+    /// One past the highest id in use.
+    pub fn id_bound(&self) -> usize {
+        self.present.len()
+    }
+
+    /// Compile a matcher for the named special tokens (all must exist).
+    pub fn special_matcher<'a>(
+        &self,
+        names: impl IntoIterator<Item = &'a str>,
+    ) -> Result<SpecialMatcher, Error> {
+        let mut seen = FxHashSet::default();
+        let mut patterns = Vec::new();
+        let mut ids = Vec::new();
+        for name in names {
+            let id = *self.specials.get(name).ok_or_else(|| {
+                Error::InvalidArgument(format!("{name:?} is not a special token of this encoding"))
+            })?;
+            if seen.insert(name) {
+                patterns.push(name);
+                ids.push(id);
+            }
+        }
+        if patterns.is_empty() {
+            return Ok(SpecialMatcher { automaton: None, ids });
+        }
+        // Leftmost-longest: where two specials start at the same place, the longer one wins.
+        let automaton = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(&patterns)
+            .map_err(|e| Error::InvalidArgument(format!("cannot index special tokens: {e}")))?;
+        Ok(SpecialMatcher { automaton: Some(automaton), ids })
+    }
+
+    /// Encode text with no special-token handling: special-looking text is ordinary text.
+    pub fn encode_ordinary(&self, text: &str) -> Result<Vec<Rank>, Error> {
+        let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        self.encode_ordinary_into(text, &mut out)?;
+        Ok(out)
+    }
+
+    /// Append the ids of `text` (no special tokens) to `out`.
+    #[inline]
+    pub fn encode_ordinary_into(&self, text: &str, out: &mut Vec<Rank>) -> Result<(), Error> {
+        self.pretokenizer
+            .split(text, |piece| encode_piece(piece.as_bytes(), &self.ranks, &self.byte_ranks, out))
+    }
+
+    /// The number of ids of `text` (no special tokens), without building them.
+    pub fn count_ordinary(&self, text: &str) -> Result<usize, Error> {
+        let mut n = 0;
+        self.pretokenizer.split(text, |piece| n += count_piece(piece.as_bytes(), &self.ranks))?;
+        Ok(n)
+    }
+
+    /// Encode text, turning the specials of `allowed` into their ids; all other text is ordinary.
+    pub fn encode(&self, text: &str, allowed: &SpecialMatcher) -> Result<Vec<Rank>, Error> {
+        let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        let mut start = 0;
+        while let Some((s, e, id)) = allowed.find(text, start) {
+            self.encode_ordinary_into(&text[start..s], &mut out)?;
+            out.push(id);
+            start = e;
+        }
+        self.encode_ordinary_into(&text[start..], &mut out)?;
+        Ok(out)
+    }
+
+    /// The number of ids `encode` would return.
+    pub fn count(&self, text: &str, allowed: &SpecialMatcher) -> Result<usize, Error> {
+        let mut n = 0;
+        let mut start = 0;
+        while let Some((s, e, _)) = allowed.find(text, start) {
+            n += self.count_ordinary(&text[start..s])? + 1;
+            start = e;
+        }
+        Ok(n + self.count_ordinary(&text[start..])?)
+    }
+
+    /// The bytes of one token (ordinary or special).
+    #[inline]
+    pub fn token_bytes(&self, id: Rank) -> Option<&[u8]> {
+        let i = id as usize;
+        if *self.present.get(i)? {
+            Some(&self.bytes[self.offsets[i] as usize..self.offsets[i + 1] as usize])
+        } else {
+            None
+        }
+    }
+
+    /// The ordinary token whose bytes are exactly `bytes`, or the special token spelled so.
+    pub fn encode_single_token(&self, bytes: &[u8]) -> Option<Rank> {
+        if let Some(&r) = self.ranks.get(bytes) {
+            return Some(r);
+        }
+        std::str::from_utf8(bytes).ok().and_then(|s| self.specials.get(s).copied())
+    }
+
+    /// Concatenate the bytes of `ids`; the first unknown id is an error.
+    pub fn decode_bytes(&self, ids: &[Rank]) -> Result<Vec<u8>, Error> {
+        let mut out = Vec::with_capacity(ids.len() * 4);
+        for &id in ids {
+            out.extend_from_slice(self.token_bytes(id).ok_or(Error::UnknownId(u64::from(id)))?);
+        }
+        Ok(out)
+    }
+
+    /// Encode bytes that may not be UTF-8: valid stretches go through the pre-tokenizer, the
+    /// invalid bytes in between become single-byte tokens.
+    pub fn encode_bytes(&self, data: &[u8]) -> Result<Vec<Rank>, Error> {
+        let mut out = Vec::with_capacity(data.len() / 3 + 1);
+        for chunk in data.utf8_chunks() {
+            self.encode_ordinary_into(chunk.valid(), &mut out)?;
+            out.extend(chunk.invalid().iter().map(|&b| self.byte_ranks[usize::from(b)]));
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pretokenize::patterns;
+
+    fn tiny() -> CoreEncoder {
+        let mut ranks: Vec<(Vec<u8>, Rank)> = (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
+        for (i, t) in [&b"he"[..], b"ll", b"hell", b"hello", b" w", b"or", b" wor", b"ld"].iter().enumerate() {
+            ranks.push((t.to_vec(), 256 + i as Rank));
+        }
+        CoreEncoder::new(ranks, [("<|end|>".to_string(), 300)], patterns::GPT2)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn encodes_and_decodes() {
+        let enc = tiny();
+        let ids = enc.encode_ordinary("hello world").unwrap_or_default();
+        assert_eq!(ids, vec![259, 262, 263]);
+        assert_eq!(enc.count_ordinary("hello world"), Ok(3));
+        assert_eq!(enc.decode_bytes(&ids), Ok(b"hello world".to_vec()));
+        assert_eq!(enc.decode_bytes(&[999]), Err(Error::UnknownId(999)));
+    }
+
+    #[test]
+    fn specials_only_when_allowed() {
+        let enc = tiny();
+        let none = enc.special_matcher([]).unwrap_or_else(|e| panic!("{e}"));
+        let all = enc.special_matcher(["<|end|>"]).unwrap_or_else(|e| panic!("{e}"));
+        let text = "hello<|end|>";
+        assert!(!enc.encode(text, &none).unwrap_or_default().contains(&300));
+        assert_eq!(enc.encode(text, &all).unwrap_or_default(), vec![259, 300]);
+        assert_eq!(enc.count(text, &all), Ok(2));
+        assert!(enc.special_matcher(["<|nope|>"]).is_err());
+    }
+
+    #[test]
+    fn rejects_bad_vocabularies() {
+        let missing: Vec<(Vec<u8>, Rank)> = (0..=254u8).map(|b| (vec![b], u32::from(b))).collect();
+        assert!(CoreEncoder::new(missing, [], patterns::GPT2).is_err());
+        let mut dup: Vec<(Vec<u8>, Rank)> = (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
+        dup.push((b"ab".to_vec(), 5));
+        assert!(CoreEncoder::new(dup, [], patterns::GPT2).is_err());
+        let base: Vec<(Vec<u8>, Rank)> = (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
+        assert!(CoreEncoder::new(base, [("<s>".to_string(), 3)], patterns::GPT2).is_err());
+    }
+
+    #[test]
+    fn invalid_utf8_bytes() {
+        let enc = tiny();
+        assert_eq!(enc.encode_bytes(b"he\xffll").unwrap_or_default(), vec![256, 255, 257]);
+    }
+}

@@ -1,0 +1,25 @@
+//! bytepair-core: byte-level BPE with no Python inside.
+//!
+//! The modules follow the pipeline a text goes through:
+//! - [`byte_map`]: the GPT-2 bijection between bytes and visible characters (for text formats);
+//! - [`pretokenize`]: cutting text into pieces with a model's pattern (hand-written scanners for the
+//!   well-known patterns, a general regex engine for any other);
+//! - [`merge`]: turning one piece into token ids by rank-greedy merging;
+//! - [`encoder`]: the whole encoder (ranks, special tokens, decoding);
+//! - [`train`]: learning merges from a corpus.
+//!
+//! Errors are values ([`Error`]); nothing reachable from input panics.
+
+pub mod byte_map;
+pub mod encoder;
+pub mod error;
+pub mod merge;
+pub mod pretokenize;
+pub mod train;
+
+pub use encoder::CoreEncoder;
+pub use error::Error;
+pub use pretokenize::Pretokenizer;
+
+/// A token id. Ranks and ids are the same thing for byte-level BPE vocabularies.
+pub type Rank = u32;

@@ -1,0 +1,30 @@
+//! The pre-tokenizer patterns of the well-known vocabularies, as their libraries spell them.
+//! The Python package has the same strings in `bytepair.patterns`; a test keeps them equal.
+
+use super::Scanner;
+
+/// GPT-2, r50k_base, p50k_base (tiktoken's spelling, with possessive quantifiers).
+pub const GPT2: &str = r"'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s";
+/// The original GPT-2 spelling (openai/gpt-2, whisper, Hugging Face ByteLevel): same pieces.
+pub const GPT2_ORIGINAL: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
+/// cl100k_base.
+pub const CL100K: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
+/// o200k_base (and Llama 4).
+pub const O200K: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+);
+/// Llama 3 (and OLMo 2).
+pub const LLAMA3: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+/// The scanner that gives exactly this pattern's pieces, if there is one.
+pub fn recognise(pattern: &str) -> Option<Scanner> {
+    match pattern {
+        GPT2 | GPT2_ORIGINAL => Some(Scanner::Gpt2),
+        CL100K => Some(Scanner::Cl100k),
+        O200K => Some(Scanner::O200k),
+        LLAMA3 => Some(Scanner::Llama3),
+        _ => None,
+    }
+}

@@ -1,0 +1,76 @@
+"""The pre-tokenizer patterns of the well-known vocabularies, by name.
+
+These are the strings the original libraries use (tiktoken's spelling for the OpenAI encodings,
+``llama_models`` for Llama 3). The Rust core recognises exactly these strings and swaps in a
+hand-written scanner that gives the same pieces; any other pattern runs on a general regex engine.
+
+>>> import regex
+>>> regex.findall(PATTERNS["gpt2"], "Hello world's end")
+['Hello', ' world', "'s", ' end']
+"""
+
+from __future__ import annotations
+
+GPT2 = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+"""GPT-2, r50k_base and p50k_base (tiktoken's spelling, possessive quantifiers)."""
+
+GPT2_ORIGINAL = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+"""The original GPT-2 spelling (openai/gpt-2, whisper, Hugging Face ByteLevel): the same pieces."""
+
+CL100K = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+"""cl100k_base (GPT-3.5, GPT-4)."""
+
+O200K = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+"""o200k_base (GPT-4o and later; also Llama 4)."""
+
+LLAMA3 = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+"""Llama 3 (also OLMo 2)."""
+
+QWEN2 = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+"""Qwen2: Llama 3's pattern with single digits."""
+
+PATTERNS: dict[str, str] = {
+    "gpt2": GPT2,
+    "r50k": GPT2,
+    "r50k_base": GPT2,
+    "p50k": GPT2,
+    "p50k_base": GPT2,
+    "cl100k": CL100K,
+    "cl100k_base": CL100K,
+    "o200k": O200K,
+    "o200k_base": O200K,
+    "llama3": LLAMA3,
+    "llama4": O200K,
+    "qwen2": QWEN2,
+}
+"""Pattern by name; each encoding's name works as well as the family's."""
+
+
+def resolve_pattern(name_or_pattern: str) -> str:
+    """Return the pattern for a known name, or the argument itself (taken as a regex).
+
+    >>> resolve_pattern("cl100k") == CL100K
+    True
+    >>> resolve_pattern(r"\\w+")
+    '\\\\w+'
+    """
+    return PATTERNS.get(name_or_pattern, name_or_pattern)
