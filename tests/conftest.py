@@ -8,13 +8,20 @@ machine without the data they skip with a reason; with ``BYTEPAIR_REQUIRE_SHARED
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
+import hypothesis.configuration
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("BYTEPAIR_SHARED", ROOT.parent / "shared")).resolve()
 REQUIRE_SHARED = os.environ.get("BYTEPAIR_REQUIRE_SHARED", "") not in ("", "0")
+
+# Tests never write into the working tree: hypothesis keeps its database in a temporary folder.
+hypothesis.configuration.set_hypothesis_home_dir(
+    Path(tempfile.gettempdir()) / "bytepair-hypothesis"
+)
 
 
 def shared_path(*parts: str) -> Path:

@@ -9,7 +9,8 @@ use bytepair_core::encoder::SpecialMatcher;
 use bytepair_core::{CoreEncoder, Error, Pretokenizer, Rank};
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict};
+
 
 fn to_py_err(e: Error) -> PyErr {
     match e {
@@ -46,6 +47,13 @@ struct CoreEncoding {
 }
 
 impl CoreEncoding {
+    fn from_core(core: CoreEncoder) -> PyResult<Self> {
+        let all = core
+            .special_matcher(core.specials().keys().map(String::as_str))
+            .map_err(to_py_err)?;
+        Ok(Self { core, all_specials: Arc::new(all), matchers: Mutex::new(HashMap::new()) })
+    }
+
     fn matcher(&self, allowed: Option<Vec<String>>) -> PyResult<Arc<SpecialMatcher>> {
         let Some(mut names) = allowed else {
             return Ok(Arc::clone(&self.all_specials));
@@ -76,10 +84,33 @@ impl CoreEncoding {
         let core = py
             .detach(|| CoreEncoder::new(mergeable_ranks, special_tokens, pattern))
             .map_err(to_py_err)?;
-        let all = core
-            .special_matcher(core.specials().keys().map(String::as_str))
+        Self::from_core(core)
+    }
+
+    /// Build straight from the contents of a `.tiktoken` file (no Python dict in between).
+    #[staticmethod]
+    fn from_tiktoken(
+        py: Python<'_>,
+        data: &[u8],
+        special_tokens: HashMap<String, Rank>,
+        pattern: &str,
+    ) -> PyResult<Self> {
+        let core = py
+            .detach(|| {
+                let ranks = bytepair_core::formats::tiktoken::parse(data)?;
+                CoreEncoder::new(ranks, special_tokens, pattern)
+            })
             .map_err(to_py_err)?;
-        Ok(Self { core, all_specials: Arc::new(all), matchers: Mutex::new(HashMap::new()) })
+        Self::from_core(core)
+    }
+
+    /// The ordinary tokens as a dict of bytes to rank.
+    fn mergeable_ranks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let dict = PyDict::new(py);
+        for (token, rank) in self.core.ranks() {
+            dict.set_item(PyBytes::new(py, token), rank)?;
+        }
+        Ok(dict)
     }
 
     /// The pattern's scanner name, or None when the general regex engine is used.
@@ -223,12 +254,23 @@ impl CoreEncoding {
             .collect()
     }
 
-    /// Every ordinary token's bytes, in rank order.
+    /// Every ordinary token's bytes, sorted bytewise (as tiktoken returns them).
     fn token_byte_values<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyBytes>> {
-        let mut tokens: Vec<(&Vec<u8>, &Rank)> = self.core.ranks().iter().collect();
-        tokens.sort_unstable_by_key(|(_, r)| **r);
-        tokens.into_iter().map(|(t, _)| PyBytes::new(py, t)).collect()
+        let mut tokens: Vec<&Vec<u8>> = self.core.ranks().keys().collect();
+        tokens.sort_unstable();
+        tokens.into_iter().map(|t| PyBytes::new(py, t)).collect()
     }
+}
+
+/// Parse a `.tiktoken` file's contents into a dict of token bytes to rank.
+#[pyfunction]
+fn parse_tiktoken<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyDict>> {
+    let ranks = py.detach(|| bytepair_core::formats::tiktoken::parse(data)).map_err(to_py_err)?;
+    let dict = PyDict::new(py);
+    for (token, rank) in ranks {
+        dict.set_item(PyBytes::new(py, &token), rank)?;
+    }
+    Ok(dict)
 }
 
 /// The GPT-2 byte map as rebuilt by the Rust core: the character of each byte 0..=255.
@@ -259,6 +301,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CoreEncoding>()?;
     m.add_function(wrap_pyfunction!(byte_map_table, m)?)?;
     m.add_function(wrap_pyfunction!(split, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_tiktoken, m)?)?;
     m.add_function(wrap_pyfunction!(scanner_for, m)?)?;
     Ok(())
 }

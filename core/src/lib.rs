@@ -13,6 +13,7 @@
 pub mod byte_map;
 pub mod encoder;
 pub mod error;
+pub mod formats;
 pub mod merge;
 pub mod pretokenize;
 pub mod train;

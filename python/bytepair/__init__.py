@@ -9,6 +9,18 @@
 from __future__ import annotations
 
 from bytepair.encoding import Encoding as Encoding
+from bytepair.encoding import StreamDecoder as StreamDecoder
+from bytepair.registry import encoding_for_model as encoding_for_model
+from bytepair.registry import encoding_name_for_model as encoding_name_for_model
+from bytepair.registry import get_encoding as get_encoding
+from bytepair.registry import list_encoding_names as list_encoding_names
 
-__all__ = ["Encoding"]
+__all__ = [
+    "Encoding",
+    "StreamDecoder",
+    "encoding_for_model",
+    "encoding_name_for_model",
+    "get_encoding",
+    "list_encoding_names",
+]
 __version__ = "0.1.0"

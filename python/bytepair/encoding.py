@@ -1,0 +1,513 @@
+"""The tiktoken-compatible :class:`Encoding`: policy in Python, the work in Rust.
+
+This class owns what users see: special-token rules and their error messages, ``errors=`` on
+decode, the repair of strings with lone surrogates, numpy output. The compiled encoder
+(``bytepair._core.CoreEncoding``) does the pre-tokenizing, merging and decoding with the GIL
+released, so one ``Encoding`` can be shared by many threads.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from bytepair import _core
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+_DEFAULT_THREADS = min(8, os.cpu_count() or 1)
+
+
+def _raise_disallowed_special(token: str) -> None:
+    raise ValueError(
+        f"Encountered text corresponding to disallowed special token {token!r}.\n"
+        "If you want this text to be encoded as a special token, "
+        f"pass it to `allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
+        "If you want this text to be encoded as normal text, disable the check for this token "
+        f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
+        "To disable this check for all special tokens, pass `disallowed_special=()`.\n"
+    )
+
+
+def _repair_surrogates(text: str) -> str:
+    # Python strings may hold lone surrogates (from JSON, Windows paths, ...), which have no UTF-8
+    # form. Like tiktoken, pair up what can be paired and replace the rest with U+FFFD.
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+class Encoding:
+    """A byte-level BPE encoding with tiktoken's interface and ids.
+
+    >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256, b"abc": 257}
+    >>> enc = Encoding("toy", pat_str=r"\\S+|\\s+", mergeable_ranks=ranks,
+    ...                special_tokens={"<|end|>": 258})
+    >>> enc.encode("abc ab")
+    [257, 32, 256]
+    >>> enc.encode("abc<|end|>", allowed_special="all")
+    [257, 258]
+    >>> enc.decode([257, 32, 256])
+    'abc ab'
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        pat_str: str,
+        mergeable_ranks: Mapping[bytes, int],
+        special_tokens: Mapping[str, int],
+        explicit_n_vocab: int | None = None,
+    ) -> None:
+        ranks = dict(mergeable_ranks)
+        specials = dict(special_tokens)
+        if explicit_n_vocab is not None:
+            _check_explicit_n_vocab(explicit_n_vocab, ranks, specials)
+        try:
+            core = _core.CoreEncoding(ranks, specials, pat_str)
+        except ValueError as e:
+            raise ValueError(f"cannot build encoding {name!r}: {e}") from None
+        self._init_from_core(name, pat_str, core, specials, ranks)
+
+    def _init_from_core(
+        self,
+        name: str,
+        pat_str: str,
+        core: _core.CoreEncoding,
+        special_tokens: dict[str, int],
+        mergeable_ranks: dict[bytes, int] | None = None,
+    ) -> None:
+        self.name = name
+        self._pat_str = pat_str
+        self._core = core
+        self._special_tokens = special_tokens
+        self._ranks_cache = mergeable_ranks
+        self.max_token_value = core.id_bound - 1
+        self._special_set = frozenset(special_tokens)
+        self._special_list = sorted(self._special_set)
+
+    @classmethod
+    def from_tiktoken_file(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        pat_str: str,
+        special_tokens: Mapping[str, int] | None = None,
+        name: str | None = None,
+    ) -> Encoding:
+        """Build from a ``.tiktoken`` file (base64 token and rank per line), parsed in Rust.
+
+        ``pat_str`` accepts a pattern name (``"cl100k"``) or a regex.
+        """
+        from bytepair.patterns import resolve_pattern
+
+        path = os.fspath(path)
+        with open(path, "rb") as f:
+            data = f.read()
+        stem = os.path.basename(path).rsplit(".", 1)[0]
+        return cls._from_tiktoken_bytes(
+            data,
+            name=name or stem,
+            pat_str=resolve_pattern(pat_str),
+            special_tokens=dict(special_tokens or {}),
+            source=path,
+        )
+
+    @classmethod
+    def _from_tiktoken_bytes(
+        cls,
+        data: bytes,
+        *,
+        name: str,
+        pat_str: str,
+        special_tokens: dict[str, int],
+        source: str,
+    ) -> Encoding:
+        try:
+            core = _core.CoreEncoding.from_tiktoken(data, special_tokens, pat_str)
+        except ValueError as e:
+            raise ValueError(f"{source}: {e}") from None
+        self = cls.__new__(cls)
+        self._init_from_core(name, pat_str, core, dict(special_tokens))
+        return self
+
+    @property
+    def _mergeable_ranks(self) -> dict[bytes, int]:
+        # Built on first use: an encoding loaded from a file never needs the Python dict unless
+        # someone asks for it (tiktoken code often reads this private attribute).
+        if self._ranks_cache is None:
+            self._ranks_cache = self._core.mergeable_ranks()
+        return self._ranks_cache
+
+    def __repr__(self) -> str:
+        return f"<Encoding {self.name!r}>"
+
+    # ---- encoding -------------------------------------------------------------------------
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encode ``text`` ignoring special tokens (special-looking text is ordinary text).
+
+        >>> ranks = {bytes([b]): b for b in range(256)}
+        >>> enc = Encoding("bytes", pat_str=r".", mergeable_ranks=ranks, special_tokens={})
+        >>> enc.encode_ordinary("hi")
+        [104, 105]
+        """
+        try:
+            return self._core.encode_ordinary(text)
+        except UnicodeEncodeError:
+            return self._core.encode_ordinary(_repair_surrogates(text))
+
+    def _resolve_specials(
+        self,
+        allowed_special: Literal["all"] | Collection[str],
+        disallowed_special: Literal["all"] | Collection[str],
+    ) -> tuple[list[str], list[str]]:
+        """The allowed specials (known ones only) and the disallowed ones to check for."""
+        if allowed_special == "all":
+            allowed = self._special_list
+        elif not allowed_special:
+            allowed = []
+        else:
+            allowed = [t for t in allowed_special if t in self._special_set]
+        if disallowed_special == "all":
+            allowed_set = set(allowed)
+            disallowed = [t for t in self._special_list if t not in allowed_set]
+        elif not disallowed_special:
+            disallowed = []
+        else:
+            # Like tiktoken, a disallowed string need not be one of this encoding's specials:
+            # the caller asked for that text to be rejected, so it is.
+            disallowed = list(disallowed_special)
+        return allowed, disallowed
+
+    def _check_disallowed(self, text: str, disallowed: list[str]) -> None:
+        if not disallowed:
+            return
+        known = [t for t in disallowed if t in self._special_set]
+        found = self._core.find_special(text, known) if known else None
+        first = (found[0], found[2]) if found is not None else None
+        for other in disallowed:
+            if other and other not in self._special_set:
+                at = text.find(other)
+                if at >= 0:
+                    at = len(text[:at].encode("utf-8"))
+                    if first is None or at < first[0]:
+                        first = (at, other)
+        if first is not None:
+            _raise_disallowed_special(first[1])
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> list[int]:
+        """Encode ``text``; special tokens follow tiktoken's rules.
+
+        By default any text that spells a special token raises ``ValueError`` (it may be an
+        injection attempt); allow it with ``allowed_special={...}`` or ``"all"``, or encode it
+        as plain text with ``disallowed_special=()``.
+
+        >>> ranks = {bytes([b]): b for b in range(256)}
+        >>> enc = Encoding("t", pat_str=r".", mergeable_ranks=ranks, special_tokens={"<s>": 256})
+        >>> enc.encode("a<s>", allowed_special={"<s>"})
+        [97, 256]
+        >>> enc.encode("a<s>", disallowed_special=())
+        [97, 60, 115, 62]
+        """
+        try:
+            return self._encode(text, allowed_special, disallowed_special)
+        except UnicodeEncodeError:
+            return self._encode(_repair_surrogates(text), allowed_special, disallowed_special)
+
+    def _encode(
+        self,
+        text: str,
+        allowed_special: Literal["all"] | Collection[str],
+        disallowed_special: Literal["all"] | Collection[str],
+    ) -> list[int]:
+        allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
+        self._check_disallowed(text, disallowed)
+        if not allowed:
+            return self._core.encode_ordinary(text)
+        return self._core.encode(text, allowed)
+
+    def encode_to_numpy(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> npt.NDArray[np.uint32]:
+        """Encode to a numpy ``uint32`` array (numpy is imported only here)."""
+        import numpy as np
+
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = _repair_surrogates(text)
+        allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
+        self._check_disallowed(text, disallowed)
+        raw = self._core.encode_to_u32_bytes(text, allowed)
+        return np.frombuffer(raw, dtype=np.uint32)
+
+    def encode_ordinary_batch(
+        self, text: Sequence[str], *, num_threads: int = _DEFAULT_THREADS
+    ) -> list[list[int]]:
+        """Encode many texts on ``num_threads`` threads (the GIL is released)."""
+        texts = [_utf8_safe(t) for t in text]
+        return self._core.encode_ordinary_batch(texts, num_threads)
+
+    def encode_batch(
+        self,
+        text: Sequence[str],
+        *,
+        num_threads: int = _DEFAULT_THREADS,
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> list[list[int]]:
+        """Encode many texts on ``num_threads`` threads, with :meth:`encode`'s special rules."""
+        texts = [_utf8_safe(t) for t in text]
+        allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
+        for t in texts:
+            self._check_disallowed(t, disallowed)
+        if not allowed:
+            return self._core.encode_ordinary_batch(texts, num_threads)
+        return self._core.encode_batch(texts, num_threads, allowed)
+
+    def count(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> int:
+        """The number of tokens :meth:`encode` would return, without building the list.
+
+        >>> enc = Encoding("b", pat_str=r".", mergeable_ranks={bytes([b]): b for b in range(256)},
+        ...                special_tokens={})
+        >>> enc.count("héllo")
+        6
+        """
+        text = _utf8_safe(text)
+        allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
+        self._check_disallowed(text, disallowed)
+        if not allowed:
+            return self._core.count_ordinary(text)
+        return self._core.count(text, allowed)
+
+    def count_batch(
+        self,
+        text: Sequence[str],
+        *,
+        num_threads: int = _DEFAULT_THREADS,
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> list[int]:
+        """Token counts of many texts, on ``num_threads`` threads."""
+        texts = [_utf8_safe(t) for t in text]
+        allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
+        for t in texts:
+            self._check_disallowed(t, disallowed)
+        return self._core.count_batch(texts, num_threads, allowed)
+
+    def encode_single_token(self, text_or_bytes: str | bytes) -> int:
+        """The id of a single token given as text or bytes; ``KeyError`` if it is no token.
+
+        >>> enc = Encoding("b", pat_str=r".", mergeable_ranks={bytes([b]): b for b in range(256)},
+        ...                special_tokens={"<s>": 256})
+        >>> enc.encode_single_token("<s>"), enc.encode_single_token(b"a")
+        (256, 97)
+        """
+        if isinstance(text_or_bytes, str):
+            if text_or_bytes in self._special_tokens:
+                return self._special_tokens[text_or_bytes]
+            text_or_bytes = text_or_bytes.encode("utf-8")
+        return self._core.encode_single_token(bytes(text_or_bytes))
+
+    # ---- decoding -------------------------------------------------------------------------
+
+    def decode_bytes(self, tokens: Sequence[int]) -> bytes:
+        """The bytes of ``tokens``; ``KeyError`` names the first id that is no token."""
+        return self._core.decode_bytes(list(tokens))
+
+    def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
+        """Decode ``tokens`` to text; invalid UTF-8 is handled by ``errors`` (as bytes.decode).
+
+        >>> enc = Encoding("b", pat_str=r".", mergeable_ranks={bytes([b]): b for b in range(256)},
+        ...                special_tokens={})
+        >>> enc.decode([0xC3, 0xA9]), enc.decode([0xC3])
+        ('é', '�')
+        """
+        return self._core.decode_bytes(list(tokens)).decode("utf-8", errors=errors)
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        """The bytes of one token."""
+        return self._core.decode_single_token_bytes(token)
+
+    def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
+        """The bytes of each token, in order."""
+        return self._core.decode_tokens_bytes(list(tokens))
+
+    def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
+        """Decode, and give the character offset where each token starts (tiktoken's rule: a
+        token that starts inside a character is placed at that character).
+
+        >>> enc = Encoding("b", pat_str=r".", mergeable_ranks={bytes([b]): b for b in range(256)},
+        ...                special_tokens={})
+        >>> enc.decode_with_offsets([104, 0xC3, 0xA9, 105])
+        ('héi', [0, 1, 1, 2])
+        """
+        token_bytes = self.decode_tokens_bytes(tokens)
+        text_len = 0
+        offsets = []
+        for token in token_bytes:
+            # A token starting with a continuation byte belongs to the character begun before it.
+            offsets.append(max(0, text_len - (0x80 <= token[0] < 0xC0)))
+            text_len += sum(1 for c in token if not 0x80 <= c < 0xC0)
+        text = b"".join(token_bytes).decode("utf-8", errors="strict")
+        return text, offsets
+
+    def decode_batch(
+        self,
+        batch: Sequence[Sequence[int]],
+        *,
+        errors: str = "replace",
+        num_threads: int = _DEFAULT_THREADS,
+    ) -> list[str]:
+        """Decode many token lists."""
+        return [self.decode(tokens, errors=errors) for tokens in batch]
+
+    def decode_bytes_batch(
+        self, batch: Sequence[Sequence[int]], *, num_threads: int = _DEFAULT_THREADS
+    ) -> list[bytes]:
+        """The bytes of many token lists."""
+        return [self.decode_bytes(tokens) for tokens in batch]
+
+    def stream_decoder(self, errors: str = "replace") -> StreamDecoder:
+        """A decoder fed one id at a time that yields text as soon as characters are whole.
+
+        >>> enc = Encoding("b", pat_str=r".", mergeable_ranks={bytes([b]): b for b in range(256)},
+        ...                special_tokens={})
+        >>> d = enc.stream_decoder()
+        >>> [d.feed(t) for t in [104, 0xC3, 0xA9]], d.flush()
+        (['h', '', 'é'], '')
+        """
+        return StreamDecoder(self, errors=errors)
+
+    # ---- the vocabulary -------------------------------------------------------------------
+
+    def token_byte_values(self) -> list[bytes]:
+        """Every ordinary token's bytes, sorted bytewise (as tiktoken returns them)."""
+        return self._core.token_byte_values()
+
+    @property
+    def eot_token(self) -> int:
+        """The id of ``<|endoftext|>`` (``KeyError`` if this encoding has none)."""
+        return self._special_tokens["<|endoftext|>"]
+
+    @property
+    def special_tokens_set(self) -> set[str]:
+        """The special tokens' texts."""
+        return set(self._special_tokens)
+
+    def is_special_token(self, token: int) -> bool:
+        """Whether id ``token`` is a special token."""
+        return token in self._special_ids
+
+    @property
+    def _special_ids(self) -> frozenset[int]:
+        return frozenset(self._special_tokens.values())
+
+    @property
+    def n_vocab(self) -> int:
+        """One more than the highest id (tiktoken's definition)."""
+        return self.max_token_value + 1
+
+    @property
+    def pat_str(self) -> str:
+        """The pre-tokenizer pattern."""
+        return self._pat_str
+
+    @property
+    def scanner(self) -> str | None:
+        """The hand-written scanner used for the pattern, or None for the general regex engine."""
+        return self._core.scanner
+
+    # ---- pickling ------------------------------------------------------------------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "pat_str": self._pat_str,
+            "mergeable_ranks": self._mergeable_ranks,
+            "special_tokens": self._special_tokens,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(  # type: ignore[misc]
+            state["name"],
+            pat_str=state["pat_str"],
+            mergeable_ranks=state["mergeable_ranks"],
+            special_tokens=state["special_tokens"],
+        )
+
+
+def _check_explicit_n_vocab(
+    explicit_n_vocab: int, ranks: dict[bytes, int], specials: dict[str, int]
+) -> None:
+    n_given = len(ranks) + len(specials)
+    if n_given != explicit_n_vocab:
+        raise ValueError(
+            f"explicit_n_vocab={explicit_n_vocab} but the encoding has {n_given} tokens "
+            f"({len(ranks)} ordinary + {len(specials)} special)"
+        )
+    highest = max([*ranks.values(), *specials.values()], default=-1)
+    if highest != explicit_n_vocab - 1:
+        raise ValueError(
+            f"explicit_n_vocab={explicit_n_vocab} but the highest id is {highest}: "
+            f"ids must run from 0 to {explicit_n_vocab - 1}"
+        )
+
+
+def _utf8_safe(text: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _repair_surrogates(text)
+    return text
+
+
+class StreamDecoder:
+    """Turns ids into text incrementally, never splitting a UTF-8 character.
+
+    Bytes of a character cut across tokens are held back until the character is complete;
+    :meth:`flush` returns what remains (decoded with ``errors``) and :attr:`pending` shows it.
+    """
+
+    def __init__(self, encoding: Encoding, errors: str = "replace") -> None:
+        self._encoding = encoding
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors=errors)
+
+    def feed(self, token: int) -> str:
+        """Add one id; return the text completed by it (possibly empty)."""
+        return self._decoder.decode(self._encoding.decode_single_token_bytes(token))
+
+    def feed_many(self, tokens: Iterable[int]) -> str:
+        """Add several ids; return the text they complete."""
+        return self._decoder.decode(self._encoding.decode_bytes(list(tokens)))
+
+    @property
+    def pending(self) -> bytes:
+        """The bytes held back because they do not yet form a whole character."""
+        return self._decoder.getstate()[0]
+
+    def flush(self) -> str:
+        """Return the held-back bytes as text (decoded with ``errors``) and reset."""
+        text = self._decoder.decode(b"", final=True)
+        self._decoder.reset()
+        return text

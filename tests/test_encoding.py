@@ -1,0 +1,244 @@
+"""bytepair.Encoding: tiktoken's interface and ids, special-token rules, decoding, threads."""
+
+from __future__ import annotations
+
+import pickle
+import threading
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bytepair
+
+from anchors import TIKTOKEN_NAMES, corpus_files, corpus_id, ours, tiktoken_encoding
+
+CORPUS = corpus_files()
+
+
+def toy() -> bytepair.Encoding:
+    ranks = {bytes([b]): b for b in range(256)}
+    for i, token in enumerate([b"ab", b"abc", b" a", b"\xc3\xa9"]):
+        ranks[token] = 256 + i
+    return bytepair.Encoding(
+        "toy",
+        pat_str=r"\S+|\s+",
+        mergeable_ranks=ranks,
+        special_tokens={"<|end|>": 300, "<|start|>": 301},
+    )
+
+
+# ---- exactness against tiktoken on every corpus file -----------------------------------
+
+
+@pytest.mark.parametrize("path", CORPUS or [None], ids=corpus_id if CORPUS else None)
+@pytest.mark.parametrize("name", TIKTOKEN_NAMES)
+def test_ids_equal_tiktoken_on_corpus(name: str, path: object) -> None:
+    if path is None:
+        from conftest import shared_path
+
+        shared_path("corpus")
+    text = path.read_text(encoding="utf-8")  # type: ignore[attr-defined]
+    expected = tiktoken_encoding(name).encode_ordinary(text)
+    enc = ours(name)
+    assert enc.encode_ordinary(text) == expected
+    assert enc.count(text, disallowed_special=()) == len(expected)
+    assert enc.decode_bytes(expected) == text.encode("utf-8")
+
+
+@pytest.mark.parametrize("name", TIKTOKEN_NAMES)
+def test_golden_ids(name: str) -> None:
+    enc = ours(name)
+    assert enc.encode("hello world") == tiktoken_encoding(name).encode("hello world")
+    if name in ("gpt2", "r50k_base"):
+        assert enc.encode("hello world") == [31373, 995]
+    if name == "llama3":
+        assert enc.encode("This is a test sentence.") == [2028, 374, 264, 1296, 11914, 13]
+
+
+SPECIAL_TEXTS = [
+    "plain text",
+    "<|endoftext|>",
+    "a<|endoftext|>b<|fim_prefix|>c",
+    "<|endofprompt|> x <|endoftext|><|endoftext|>",
+    "<|endoftext",
+    "<|eot_id|><|start_header_id|>user<|end_header_id|>",
+]
+SPECIAL_OPTIONS: list[dict[str, object]] = [
+    {},
+    {"allowed_special": "all"},
+    {"disallowed_special": ()},
+    {"allowed_special": {"<|endoftext|>"}},
+    {"allowed_special": {"<|endoftext|>"}, "disallowed_special": ()},
+    {"disallowed_special": {"<|fim_prefix|>"}},
+    {"allowed_special": "all", "disallowed_special": ()},
+    {"allowed_special": {"<|eot_id|>"}, "disallowed_special": {"<|end_header_id|>"}},
+]
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base", "llama3", "p50k_edit"])
+@pytest.mark.parametrize("options", SPECIAL_OPTIONS, ids=str)
+def test_special_token_rules_equal_tiktoken(name: str, options: dict[str, object]) -> None:
+    theirs, enc = tiktoken_encoding(name), ours(name)
+    for text in SPECIAL_TEXTS:
+        try:
+            expected: object = theirs.encode(text, **options)  # type: ignore[arg-type]
+        except ValueError as e:
+            with pytest.raises(ValueError) as ours_error:
+                enc.encode(text, **options)  # type: ignore[arg-type]
+            assert str(ours_error.value) == str(e)
+            continue
+        assert enc.encode(text, **options) == expected  # type: ignore[arg-type]
+        assert enc.count(text, **options) == len(expected)  # type: ignore[arg-type,arg-type]
+        assert enc.encode_batch([text, text], **options) == [expected, expected]  # type: ignore[arg-type]
+
+
+def test_disallowed_special_message_shows_the_fix() -> None:
+    with pytest.raises(ValueError, match=r"allowed_special=\{'<\|end\|>', \.\.\.\}"):
+        toy().encode("x <|end|>")
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_lone_surrogates_like_tiktoken(name: str) -> None:
+    theirs, enc = tiktoken_encoding(name), ours(name)
+    for text in ["a\ud800b", "\udc00", "\ud83d\ude00 pair", "x\udfff\ud800"]:
+        assert enc.encode(text) == theirs.encode(text)
+        assert enc.encode_ordinary(text) == theirs.encode_ordinary(text)
+        assert enc.count(text) == len(theirs.encode(text))
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_vocabulary_views_equal_tiktoken(name: str) -> None:
+    theirs, enc = tiktoken_encoding(name), ours(name)
+    assert enc.n_vocab == theirs.n_vocab
+    assert enc.max_token_value == theirs.max_token_value
+    assert enc.eot_token == theirs.eot_token
+    assert enc.special_tokens_set == theirs.special_tokens_set
+    assert enc.token_byte_values() == theirs.token_byte_values()
+    assert enc._mergeable_ranks == theirs._mergeable_ranks
+    ids = theirs.encode("héllo wörld, 你好 🎉", allowed_special="all")
+    assert enc.decode_with_offsets(ids) == theirs.decode_with_offsets(ids)
+    assert enc.decode_tokens_bytes(ids) == theirs.decode_tokens_bytes(ids)
+    assert enc.encode_single_token("<|endoftext|>") == theirs.encode_single_token("<|endoftext|>")
+    assert enc.encode_single_token(b"hello") == theirs.encode_single_token(b"hello")
+    assert enc.is_special_token(enc.eot_token)
+    assert not enc.is_special_token(0)
+
+
+# ---- the API on a toy vocabulary --------------------------------------------------------
+
+
+def test_decode_errors_and_partial_utf8() -> None:
+    enc = toy()
+    assert enc.decode([0xC3]) == "\ufffd"
+    assert enc.decode([0xC3], errors="ignore") == ""
+    with pytest.raises(UnicodeDecodeError):
+        enc.decode([0xC3], errors="strict")
+    with pytest.raises(KeyError, match="999"):
+        enc.decode([999])
+    with pytest.raises(KeyError, match="-1"):
+        enc.decode_bytes([-1])
+    with pytest.raises(KeyError, match="999"):
+        enc.decode_single_token_bytes(999)
+    with pytest.raises(KeyError):
+        enc.encode_single_token("not a token")
+
+
+def test_numpy_and_batches() -> None:
+    np = pytest.importorskip("numpy")
+    enc = toy()
+    arr = enc.encode_to_numpy("abc ab é")
+    assert arr.dtype == np.uint32
+    assert arr.tolist() == enc.encode("abc ab é")
+    texts = ["abc", "ab ab", "", "é" * 10]
+    assert enc.encode_ordinary_batch(texts, num_threads=2) == [enc.encode(t) for t in texts]
+    assert enc.count_batch(texts, num_threads=2) == [len(enc.encode(t)) for t in texts]
+    assert enc.decode_batch(enc.encode_batch(texts)) == texts
+
+
+def test_stream_decoder_holds_split_characters() -> None:
+    enc = toy()
+    ids = enc.encode_ordinary("a😀é")
+    decoder = enc.stream_decoder()
+    pieces = [decoder.feed(i) for i in ids]
+    assert "".join(pieces) == "a😀é"
+    assert "\ufffd" not in "".join(pieces)
+    # The emoji's four bytes are four tokens: nothing comes out until the last one.
+    assert pieces[1:4] == ["", "", ""]
+    assert decoder.feed(0xF0) == ""
+    assert decoder.pending == b"\xf0"
+    assert decoder.flush() == "\ufffd"
+    assert decoder.pending == b""
+
+
+def test_explicit_n_vocab_and_validation() -> None:
+    ranks = {bytes([b]): b for b in range(256)}
+    bytepair.Encoding(
+        "x", pat_str=".", mergeable_ranks=ranks, special_tokens={}, explicit_n_vocab=256
+    )
+    with pytest.raises(ValueError, match="explicit_n_vocab"):
+        bytepair.Encoding(
+            "x", pat_str=".", mergeable_ranks=ranks, special_tokens={}, explicit_n_vocab=300
+        )
+    missing = {bytes([b]): b for b in range(255)}
+    with pytest.raises(ValueError, match="0xFF"):
+        bytepair.Encoding("x", pat_str=".", mergeable_ranks=missing, special_tokens={})
+    with pytest.raises(ValueError, match="already taken"):
+        bytepair.Encoding("x", pat_str=".", mergeable_ranks=ranks, special_tokens={"<s>": 5})
+    with pytest.raises(ValueError, match="pattern"):
+        bytepair.Encoding("x", pat_str="(", mergeable_ranks=ranks, special_tokens={})
+
+
+def test_pickle_and_threads() -> None:
+    enc = toy()
+    clone = pickle.loads(pickle.dumps(enc))
+    text = "abc ab é " * 100
+    assert clone.encode(text) == enc.encode(text)
+    assert clone.name == "toy"
+    expected = enc.encode(text)
+    results: list[bool] = []
+
+    def work() -> None:
+        results.extend(enc.encode(text) == expected for _ in range(50))
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [True] * 400
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_round_trip_text(text: str) -> None:
+    enc = toy()
+    ids = enc.encode(text, disallowed_special=())
+    assert enc.decode(ids) == text
+    assert enc.decode_bytes(ids) == text.encode("utf-8")
+    assert enc.count(text, disallowed_special=()) == len(ids)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(st.characters(categories=["Cs", "Ll", "Zs"])))
+def test_surrogates_are_repaired_like_tiktoken(text: str) -> None:
+    enc = toy()
+    repaired = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    assert enc.decode(enc.encode(text)) == repaired
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary())
+def test_round_trip_bytes(data: bytes) -> None:
+    enc = toy()
+    ids = enc._core.encode_bytes(data)
+    assert enc.decode_bytes(ids) == data
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=200))
+def test_real_vocab_round_trip_and_tiktoken(text: str) -> None:
+    enc = ours("o200k_base")
+    ids = enc.encode_ordinary(text)
+    assert ids == tiktoken_encoding("o200k_base").encode_ordinary(text)
+    assert enc.decode(ids) == text
