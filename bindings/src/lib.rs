@@ -51,7 +51,11 @@ impl CoreEncoding {
         let all = core
             .special_matcher(core.specials().keys().map(String::as_str))
             .map_err(to_py_err)?;
-        Ok(Self { core, all_specials: Arc::new(all), matchers: Mutex::new(HashMap::new()) })
+        Ok(Self {
+            core,
+            all_specials: Arc::new(all),
+            matchers: Mutex::new(HashMap::new()),
+        })
     }
 
     fn matcher(&self, allowed: Option<Vec<String>>) -> PyResult<Arc<SpecialMatcher>> {
@@ -64,7 +68,11 @@ impl CoreEncoding {
         if let Some(m) = cache.get(&names) {
             return Ok(Arc::clone(m));
         }
-        let m = Arc::new(self.core.special_matcher(names.iter().map(String::as_str)).map_err(to_py_err)?);
+        let m = Arc::new(
+            self.core
+                .special_matcher(names.iter().map(String::as_str))
+                .map_err(to_py_err)?,
+        );
         if cache.len() < 64 {
             cache.insert(names, Arc::clone(&m));
         }
@@ -116,7 +124,10 @@ impl CoreEncoding {
     /// The pattern's scanner name, or None when the general regex engine is used.
     #[getter]
     fn scanner(&self) -> Option<String> {
-        self.core.pretokenizer().scanner().map(|s| format!("{s:?}").to_lowercase())
+        self.core
+            .pretokenizer()
+            .scanner()
+            .map(|s| format!("{s:?}").to_lowercase())
     }
 
     #[getter]
@@ -125,12 +136,18 @@ impl CoreEncoding {
     }
 
     fn encode_ordinary(&self, py: Python<'_>, text: &str) -> PyResult<Vec<Rank>> {
-        py.detach(|| self.core.encode_ordinary(text)).map_err(to_py_err)
+        py.detach(|| self.core.encode_ordinary(text))
+            .map_err(to_py_err)
     }
 
     /// Encode; `allowed` None means every special token is allowed.
     #[pyo3(signature = (text, allowed=None))]
-    fn encode(&self, py: Python<'_>, text: &str, allowed: Option<Vec<String>>) -> PyResult<Vec<Rank>> {
+    fn encode(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        allowed: Option<Vec<String>>,
+    ) -> PyResult<Vec<Rank>> {
         let m = self.matcher(allowed)?;
         py.detach(|| self.core.encode(text, &m)).map_err(to_py_err)
     }
@@ -144,13 +161,16 @@ impl CoreEncoding {
         allowed: Option<Vec<String>>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let m = self.matcher(allowed)?;
-        let ids = py.detach(|| self.core.encode(text, &m)).map_err(to_py_err)?;
+        let ids = py
+            .detach(|| self.core.encode(text, &m))
+            .map_err(to_py_err)?;
         let raw: Vec<u8> = ids.iter().flat_map(|id| id.to_ne_bytes()).collect();
         Ok(PyBytes::new(py, &raw))
     }
 
     fn count_ordinary(&self, py: Python<'_>, text: &str) -> PyResult<usize> {
-        py.detach(|| self.core.count_ordinary(text)).map_err(to_py_err)
+        py.detach(|| self.core.count_ordinary(text))
+            .map_err(to_py_err)
     }
 
     #[pyo3(signature = (text, allowed=None))]
@@ -168,7 +188,10 @@ impl CoreEncoding {
         use rayon::prelude::*;
         py.detach(|| {
             run_in_pool(num_threads, || {
-                texts.par_iter().map(|t| self.core.encode_ordinary(t)).collect::<Result<Vec<_>, _>>()
+                texts
+                    .par_iter()
+                    .map(|t| self.core.encode_ordinary(t))
+                    .collect::<Result<Vec<_>, _>>()
             })
         })?
         .map_err(to_py_err)
@@ -186,7 +209,10 @@ impl CoreEncoding {
         let m = self.matcher(allowed)?;
         py.detach(|| {
             run_in_pool(num_threads, || {
-                texts.par_iter().map(|t| self.core.encode(t, &m)).collect::<Result<Vec<_>, _>>()
+                texts
+                    .par_iter()
+                    .map(|t| self.core.encode(t, &m))
+                    .collect::<Result<Vec<_>, _>>()
             })
         })?
         .map_err(to_py_err)
@@ -204,20 +230,29 @@ impl CoreEncoding {
         let m = self.matcher(allowed)?;
         py.detach(|| {
             run_in_pool(num_threads, || {
-                texts.par_iter().map(|t| self.core.count(t, &m)).collect::<Result<Vec<_>, _>>()
+                texts
+                    .par_iter()
+                    .map(|t| self.core.count(t, &m))
+                    .collect::<Result<Vec<_>, _>>()
             })
         })?
         .map_err(to_py_err)
     }
 
     /// The first special token of `names` in `text`: (byte start, byte end, token) or None.
-    fn find_special(&self, text: &str, names: Vec<String>) -> PyResult<Option<(usize, usize, String)>> {
+    fn find_special(
+        &self,
+        text: &str,
+        names: Vec<String>,
+    ) -> PyResult<Option<(usize, usize, String)>> {
         let m = self.matcher(Some(names))?;
-        Ok(m.find(text, 0).map(|(s, e, _)| (s, e, text[s..e].to_owned())))
+        Ok(m.find(text, 0)
+            .map(|(s, e, _)| (s, e, text[s..e].to_owned())))
     }
 
     fn encode_bytes(&self, py: Python<'_>, data: &[u8]) -> PyResult<Vec<Rank>> {
-        py.detach(|| self.core.encode_bytes(data)).map_err(to_py_err)
+        py.detach(|| self.core.encode_bytes(data))
+            .map_err(to_py_err)
     }
 
     fn encode_single_token(&self, token: &[u8]) -> PyResult<Rank> {
@@ -231,18 +266,31 @@ impl CoreEncoding {
 
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<i64>) -> PyResult<Bound<'py, PyBytes>> {
         let ids = ids_from_py(ids)?;
-        let bytes = py.detach(|| self.core.decode_bytes(&ids)).map_err(to_py_err)?;
+        let bytes = py
+            .detach(|| self.core.decode_bytes(&ids))
+            .map_err(to_py_err)?;
         Ok(PyBytes::new(py, &bytes))
     }
 
-    fn decode_single_token_bytes<'py>(&self, py: Python<'py>, id: i64) -> PyResult<Bound<'py, PyBytes>> {
+    fn decode_single_token_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        id: i64,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         let id = ids_from_py(vec![id])?[0];
-        let bytes = self.core.token_bytes(id).ok_or_else(|| to_py_err(Error::UnknownId(u64::from(id))))?;
+        let bytes = self
+            .core
+            .token_bytes(id)
+            .ok_or_else(|| to_py_err(Error::UnknownId(u64::from(id))))?;
         Ok(PyBytes::new(py, bytes))
     }
 
     /// The bytes of each id in order (decode_tokens_bytes).
-    fn decode_tokens_bytes<'py>(&self, py: Python<'py>, ids: Vec<i64>) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+    fn decode_tokens_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        ids: Vec<i64>,
+    ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
         ids_from_py(ids)?
             .into_iter()
             .map(|id| {
@@ -265,7 +313,9 @@ impl CoreEncoding {
 /// Parse a `.tiktoken` file's contents into a dict of token bytes to rank.
 #[pyfunction]
 fn parse_tiktoken<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyDict>> {
-    let ranks = py.detach(|| bytepair_core::formats::tiktoken::parse(data)).map_err(to_py_err)?;
+    let ranks = py
+        .detach(|| bytepair_core::formats::tiktoken::parse(data))
+        .map_err(to_py_err)?;
     let dict = PyDict::new(py);
     for (token, rank) in ranks {
         dict.set_item(PyBytes::new(py, &token), rank)?;
@@ -276,16 +326,26 @@ fn parse_tiktoken<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyDi
 /// The GPT-2 byte map as rebuilt by the Rust core: the character of each byte 0..=255.
 #[pyfunction]
 fn byte_map_table() -> Vec<String> {
-    bytepair_core::byte_map::bytes_to_unicode().iter().map(|c| c.to_string()).collect()
+    bytepair_core::byte_map::bytes_to_unicode()
+        .iter()
+        .map(|c| c.to_string())
+        .collect()
 }
 
 /// Split `text` with `pattern` (scanner when recognised, unless `use_regex`).
 #[pyfunction]
 #[pyo3(signature = (pattern, text, use_regex=false))]
 fn split(py: Python<'_>, pattern: &str, text: &str, use_regex: bool) -> PyResult<Vec<String>> {
-    let p = if use_regex { Pretokenizer::with_regex(pattern) } else { Pretokenizer::new(pattern) }
-        .map_err(to_py_err)?;
-    let pieces = py.detach(|| p.pieces(text).map(|v| v.into_iter().map(str::to_owned).collect::<Vec<_>>()));
+    let p = if use_regex {
+        Pretokenizer::with_regex(pattern)
+    } else {
+        Pretokenizer::new(pattern)
+    }
+    .map_err(to_py_err)?;
+    let pieces = py.detach(|| {
+        p.pieces(text)
+            .map(|v| v.into_iter().map(str::to_owned).collect::<Vec<_>>())
+    });
     pieces.map_err(to_py_err)
 }
 

@@ -56,7 +56,11 @@ pub fn decode_chars(text: &str) -> Result<Vec<u8>, char> {
     text.chars()
         .map(|c| {
             let i = c as usize;
-            if i < 324 && valid[i] { Ok(inverse[i]) } else { Err(c) }
+            if i < 324 && valid[i] {
+                Ok(inverse[i])
+            } else {
+                Err(c)
+            }
         })
         .collect()
 }

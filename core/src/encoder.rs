@@ -38,7 +38,11 @@ impl SpecialMatcher {
     pub fn find(&self, text: &str, from: usize) -> Option<(usize, usize, Rank)> {
         let automaton = self.automaton.as_ref()?;
         let m = automaton.find(&text[from..])?;
-        Some((from + m.start(), from + m.end(), self.ids[m.pattern().as_usize()]))
+        Some((
+            from + m.start(),
+            from + m.end(),
+            self.ids[m.pattern().as_usize()],
+        ))
     }
 
     /// Whether no special token can match.
@@ -76,7 +80,9 @@ impl CoreEncoder {
                 )));
             }
             if token.is_empty() {
-                return Err(Error::InvalidVocabulary(format!("rank {rank} has an empty token")));
+                return Err(Error::InvalidVocabulary(format!(
+                    "rank {rank} has an empty token"
+                )));
             }
             let slot = rank as usize;
             if by_id.len() <= slot {
@@ -114,7 +120,9 @@ impl CoreEncoder {
                 )));
             }
             if text.is_empty() {
-                return Err(Error::InvalidVocabulary(format!("special token {id} is empty")));
+                return Err(Error::InvalidVocabulary(format!(
+                    "special token {id} is empty"
+                )));
             }
             let slot = id as usize;
             if by_id.len() <= slot {
@@ -141,9 +149,19 @@ impl CoreEncoder {
         }
         offsets.push(bytes.len() as u32);
         if bytes.len() > u32::MAX as usize {
-            return Err(Error::InvalidVocabulary("tokens total more than 4 GiB".into()));
+            return Err(Error::InvalidVocabulary(
+                "tokens total more than 4 GiB".into(),
+            ));
         }
-        Ok(Self { ranks: map, byte_ranks, offsets, bytes, present, specials: special_map, pretokenizer })
+        Ok(Self {
+            ranks: map,
+            byte_ranks,
+            offsets,
+            bytes,
+            present,
+            specials: special_map,
+            pretokenizer,
+        })
     }
 
     /// The pre-tokenizer in use.
@@ -184,14 +202,20 @@ impl CoreEncoder {
             }
         }
         if patterns.is_empty() {
-            return Ok(SpecialMatcher { automaton: None, ids });
+            return Ok(SpecialMatcher {
+                automaton: None,
+                ids,
+            });
         }
         // Leftmost-longest: where two specials start at the same place, the longer one wins.
         let automaton = AhoCorasick::builder()
             .match_kind(MatchKind::LeftmostLongest)
             .build(&patterns)
             .map_err(|e| Error::InvalidArgument(format!("cannot index special tokens: {e}")))?;
-        Ok(SpecialMatcher { automaton: Some(automaton), ids })
+        Ok(SpecialMatcher {
+            automaton: Some(automaton),
+            ids,
+        })
     }
 
     /// Encode text with no special-token handling: special-looking text is ordinary text.
@@ -204,14 +228,17 @@ impl CoreEncoder {
     /// Append the ids of `text` (no special tokens) to `out`.
     #[inline]
     pub fn encode_ordinary_into(&self, text: &str, out: &mut Vec<Rank>) -> Result<(), Error> {
-        self.pretokenizer
-            .split(text, |piece| encode_piece(piece.as_bytes(), &self.ranks, &self.byte_ranks, out))
+        self.pretokenizer.split(text, |piece| {
+            encode_piece(piece.as_bytes(), &self.ranks, &self.byte_ranks, out)
+        })
     }
 
     /// The number of ids of `text` (no special tokens), without building them.
     pub fn count_ordinary(&self, text: &str) -> Result<usize, Error> {
         let mut n = 0;
-        self.pretokenizer.split(text, |piece| n += count_piece(piece.as_bytes(), &self.ranks))?;
+        self.pretokenizer.split(text, |piece| {
+            n += count_piece(piece.as_bytes(), &self.ranks)
+        })?;
         Ok(n)
     }
 
@@ -255,14 +282,19 @@ impl CoreEncoder {
         if let Some(&r) = self.ranks.get(bytes) {
             return Some(r);
         }
-        std::str::from_utf8(bytes).ok().and_then(|s| self.specials.get(s).copied())
+        std::str::from_utf8(bytes)
+            .ok()
+            .and_then(|s| self.specials.get(s).copied())
     }
 
     /// Concatenate the bytes of `ids`; the first unknown id is an error.
     pub fn decode_bytes(&self, ids: &[Rank]) -> Result<Vec<u8>, Error> {
         let mut out = Vec::with_capacity(ids.len() * 4);
         for &id in ids {
-            out.extend_from_slice(self.token_bytes(id).ok_or(Error::UnknownId(u64::from(id)))?);
+            out.extend_from_slice(
+                self.token_bytes(id)
+                    .ok_or(Error::UnknownId(u64::from(id)))?,
+            );
         }
         Ok(out)
     }
@@ -273,7 +305,12 @@ impl CoreEncoder {
         let mut out = Vec::with_capacity(data.len() / 3 + 1);
         for chunk in data.utf8_chunks() {
             self.encode_ordinary_into(chunk.valid(), &mut out)?;
-            out.extend(chunk.invalid().iter().map(|&b| self.byte_ranks[usize::from(b)]));
+            out.extend(
+                chunk
+                    .invalid()
+                    .iter()
+                    .map(|&b| self.byte_ranks[usize::from(b)]),
+            );
         }
         Ok(out)
     }
@@ -285,8 +322,21 @@ mod tests {
     use crate::pretokenize::patterns;
 
     fn tiny() -> CoreEncoder {
-        let mut ranks: Vec<(Vec<u8>, Rank)> = (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
-        for (i, t) in [&b"he"[..], b"ll", b"hell", b"hello", b" w", b"or", b" wor", b"ld"].iter().enumerate() {
+        let mut ranks: Vec<(Vec<u8>, Rank)> =
+            (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
+        for (i, t) in [
+            &b"he"[..],
+            b"ll",
+            b"hell",
+            b"hello",
+            b" w",
+            b"or",
+            b" wor",
+            b"ld",
+        ]
+        .iter()
+        .enumerate()
+        {
             ranks.push((t.to_vec(), 256 + i as Rank));
         }
         CoreEncoder::new(ranks, [("<|end|>".to_string(), 300)], patterns::GPT2)
@@ -307,7 +357,9 @@ mod tests {
     fn specials_only_when_allowed() {
         let enc = tiny();
         let none = enc.special_matcher([]).unwrap_or_else(|e| panic!("{e}"));
-        let all = enc.special_matcher(["<|end|>"]).unwrap_or_else(|e| panic!("{e}"));
+        let all = enc
+            .special_matcher(["<|end|>"])
+            .unwrap_or_else(|e| panic!("{e}"));
         let text = "hello<|end|>";
         assert!(!enc.encode(text, &none).unwrap_or_default().contains(&300));
         assert_eq!(enc.encode(text, &all).unwrap_or_default(), vec![259, 300]);
@@ -329,6 +381,9 @@ mod tests {
     #[test]
     fn invalid_utf8_bytes() {
         let enc = tiny();
-        assert_eq!(enc.encode_bytes(b"he\xffll").unwrap_or_default(), vec![256, 255, 257]);
+        assert_eq!(
+            enc.encode_bytes(b"he\xffll").unwrap_or_default(),
+            vec![256, 255, 257]
+        );
     }
 }

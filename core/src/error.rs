@@ -24,7 +24,11 @@ impl fmt::Display for Error {
             Error::Pattern(msg) => write!(f, "pattern error: {msg}"),
             Error::UnknownId(id) => write!(f, "token id {id} is not in the vocabulary"),
             Error::UnknownToken(bytes) => {
-                write!(f, "{:?} is not a token of the vocabulary", String::from_utf8_lossy(bytes))
+                write!(
+                    f,
+                    "{:?} is not a token of the vocabulary",
+                    String::from_utf8_lossy(bytes)
+                )
             }
             Error::InvalidArgument(msg) => write!(f, "{msg}"),
         }

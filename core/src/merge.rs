@@ -66,7 +66,13 @@ pub fn count_piece(piece: &[u8], ranks: &RankMap) -> usize {
 }
 
 #[inline]
-fn part_rank(piece: &[u8], start: usize, end: usize, ranks: &RankMap, byte_ranks: &[Rank; 256]) -> Rank {
+fn part_rank(
+    piece: &[u8],
+    start: usize,
+    end: usize,
+    ranks: &RankMap,
+    byte_ranks: &[Rank; 256],
+) -> Rank {
     if end - start == 1 {
         byte_ranks[usize::from(piece[start])]
     } else {
@@ -218,19 +224,26 @@ mod tests {
 
     #[test]
     fn flat_and_heap_agree_with_naive() {
-        let (ranks, byte_ranks) = vocab(&[b"ab", b"bc", b"abc", b"aa", b"aaaa", b"ca", b"cab", b"aaa"]);
+        let (ranks, byte_ranks) =
+            vocab(&[b"ab", b"bc", b"abc", b"aa", b"aaaa", b"ca", b"cab", b"aaa"]);
         let mut seed: u64 = 7;
         for len in 1..300 {
             let piece: Vec<u8> = (0..len)
                 .map(|_| {
-                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
                     b"abc"[(seed >> 33) as usize % 3]
                 })
                 .collect();
             let mut via_flat = Vec::new();
-            flat_merge(&piece, &ranks, |s, e| via_flat.push(part_rank(&piece, s, e, &ranks, &byte_ranks)));
+            flat_merge(&piece, &ranks, |s, e| {
+                via_flat.push(part_rank(&piece, s, e, &ranks, &byte_ranks))
+            });
             let mut via_heap = Vec::new();
-            heap_merge(&piece, &ranks, |s, e| via_heap.push(part_rank(&piece, s, e, &ranks, &byte_ranks)));
+            heap_merge(&piece, &ranks, |s, e| {
+                via_heap.push(part_rank(&piece, s, e, &ranks, &byte_ranks))
+            });
             let expected = naive(&piece, &ranks);
             assert_eq!(via_flat, expected, "flat {piece:?}");
             assert_eq!(via_heap, expected, "heap {piece:?}");
