@@ -11,7 +11,6 @@ use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-
 fn to_py_err(e: Error) -> PyErr {
     match e {
         Error::UnknownId(_) | Error::UnknownToken(_) => PyKeyError::new_err(e.to_string()),

@@ -35,9 +35,10 @@ impl Pretokenizer {
     /// Compile `pattern`, using a hand-written scanner when it is one of the known patterns.
     pub fn new(pattern: &str) -> Result<Self, Error> {
         match patterns::recognise(pattern) {
-            Some(scanner) if scanner_available(scanner) => {
-                Ok(Self { pattern: pattern.to_owned(), engine: Engine::Scanner(scanner) })
-            }
+            Some(scanner) if scanner_available(scanner) => Ok(Self {
+                pattern: pattern.to_owned(),
+                engine: Engine::Scanner(scanner),
+            }),
             _ => Self::with_regex(pattern),
         }
     }
@@ -49,7 +50,10 @@ impl Pretokenizer {
             .backtrack_limit(10_000_000)
             .build()
             .map_err(|e| Error::Pattern(format!("cannot compile {pattern:?}: {e}")))?;
-        Ok(Self { pattern: pattern.to_owned(), engine: Engine::Regex(Box::new(regex)) })
+        Ok(Self {
+            pattern: pattern.to_owned(),
+            engine: Engine::Regex(Box::new(regex)),
+        })
     }
 
     /// The pattern this pre-tokenizer applies.
@@ -127,6 +131,9 @@ mod tests {
 
     #[test]
     fn bad_pattern_is_an_error() {
-        assert!(matches!(Pretokenizer::new("(unclosed"), Err(Error::Pattern(_))));
+        assert!(matches!(
+            Pretokenizer::new("(unclosed"),
+            Err(Error::Pattern(_))
+        ));
     }
 }
