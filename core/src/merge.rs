@@ -139,15 +139,21 @@ fn heap_merge(piece: &[u8], ranks: &RankMap, mut emit: impl FnMut(usize, usize))
     let mut prev: Vec<usize> = (0..n).map(|i| if i == 0 { NONE } else { i - 1 }).collect();
     let mut alive = vec![true; n];
     // The rank of the pair starting at each part, to recognise stale heap entries.
-    let mut pair: Vec<Rank> = vec![Rank::MAX; n];
-    let mut heap: BinaryHeap<Reverse<(Rank, usize)>> = BinaryHeap::with_capacity(n);
-    for i in 0..n - 1 {
-        let r = pair_rank(piece, i, i + 2, ranks);
-        pair[i] = r;
-        if r != Rank::MAX {
-            heap.push(Reverse((r, i)));
-        }
-    }
+    let mut pair: Vec<Rank> = (0..n)
+        .map(|i| {
+            if i + 1 < n {
+                pair_rank(piece, i, i + 2, ranks)
+            } else {
+                Rank::MAX
+            }
+        })
+        .collect();
+    let mut heap: BinaryHeap<Reverse<(Rank, usize)>> = pair
+        .iter()
+        .enumerate()
+        .filter(|&(_, &r)| r != Rank::MAX)
+        .map(|(i, &r)| Reverse((r, i)))
+        .collect();
 
     while let Some(Reverse((rank, left))) = heap.pop() {
         if !alive[left] || pair[left] != rank {

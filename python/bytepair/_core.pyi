@@ -1,8 +1,14 @@
 """Type stubs for the compiled module ``bytepair._core`` (checked with ``mypy.stubtest``)."""
 
-from collections.abc import Callable
-from os import PathLike
 from typing import final
+
+__all__ = [
+    "CoreEncoding",
+    "byte_map_table",
+    "parse_tiktoken",
+    "scanner_for",
+    "split",
+]
 
 @final
 class CoreEncoding:
