@@ -5,9 +5,14 @@
 //! and in linear time; any other pattern goes through `fancy-regex` (which supports the lookahead
 //! these patterns use). [`Pretokenizer::new`] picks the scanner when it recognises the pattern.
 
+mod classes;
+#[cfg(test)]
+mod differential_tests;
 pub mod patterns;
+mod scanners;
 
 use crate::Error;
+use classes::Classes;
 
 /// The hand-written scanners, one per well-known pattern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,17 +32,18 @@ pub struct Pretokenizer {
 
 #[derive(Debug, Clone)]
 enum Engine {
-    Scanner(Scanner),
+    /// A scanner, with the character tables it reads.
+    Scanner(Scanner, &'static Classes),
     Regex(Box<fancy_regex::Regex>),
 }
 
 impl Pretokenizer {
     /// Compile `pattern`, using a hand-written scanner when it is one of the known patterns.
     pub fn new(pattern: &str) -> Result<Self, Error> {
-        match patterns::recognise(pattern) {
-            Some(scanner) if scanner_available(scanner) => Ok(Self {
+        match (patterns::recognise(pattern), classes::get()) {
+            (Some(scanner), Some(classes)) if scanner_available(scanner) => Ok(Self {
                 pattern: pattern.to_owned(),
-                engine: Engine::Scanner(scanner),
+                engine: Engine::Scanner(scanner, classes),
             }),
             _ => Self::with_regex(pattern),
         }
@@ -64,7 +70,7 @@ impl Pretokenizer {
     /// The scanner in use, or `None` for the general regex engine.
     pub fn scanner(&self) -> Option<Scanner> {
         match self.engine {
-            Engine::Scanner(s) => Some(s),
+            Engine::Scanner(s, _) => Some(s),
             Engine::Regex(_) => None,
         }
     }
@@ -74,15 +80,13 @@ impl Pretokenizer {
     #[inline]
     pub fn split<'t>(&self, text: &'t str, mut f: impl FnMut(&'t str)) -> Result<(), Error> {
         match &self.engine {
-            Engine::Scanner(scanner) => {
-                let mut start = 0;
-                while start < text.len() {
-                    let end = scan_next(*scanner, text, start);
-                    f(&text[start..end]);
-                    start = end;
-                }
-                Ok(())
-            }
+            // One loop per scanner, so the dispatch happens once per text, not once per piece.
+            Engine::Scanner(scanner, cls) => match scanner {
+                Scanner::Gpt2 => scan_all(text, f, |b, i| scanners::gpt2(cls, b, i)),
+                Scanner::Cl100k => scan_all(text, f, |b, i| scanners::cl100k(cls, b, i)),
+                Scanner::O200k => scan_all(text, f, |b, i| scanners::o200k(cls, b, i)),
+                Scanner::Llama3 => scan_all(text, f, |b, i| scanners::llama3(cls, b, i)),
+            },
             Engine::Regex(regex) => {
                 for m in regex.find_iter(text) {
                     let m = m.map_err(|e| {
@@ -104,19 +108,39 @@ impl Pretokenizer {
 }
 
 /// Whether the scanner for this pattern is implemented (the rest fall back to the regex engine).
-fn scanner_available(_scanner: Scanner) -> bool {
-    false
+fn scanner_available(scanner: Scanner) -> bool {
+    match scanner {
+        Scanner::Gpt2 | Scanner::Cl100k | Scanner::O200k | Scanner::Llama3 => true,
+    }
 }
 
-/// The end of the piece that starts at `start` (`start < text.len()`); always `> start`.
-#[inline]
-fn scan_next(_scanner: Scanner, text: &str, start: usize) -> usize {
-    // Placeholder until the scanners land: one character per piece.
-    let c = text[start..].chars().next().map_or(1, char::len_utf8);
-    start + c
+/// Cut all of `text` with `next` (a scanner: piece start -> piece end).
+#[inline(always)]
+fn scan_all<'t>(
+    text: &'t str,
+    mut f: impl FnMut(&'t str),
+    next: impl Fn(&[u8], usize) -> usize,
+) -> Result<(), Error> {
+    let b = text.as_bytes();
+    let mut start = 0;
+    while start < b.len() {
+        let end = next(b, start);
+        // Scanners end pieces on character boundaries, after `start`; checked, never trusted.
+        match text.get(start..end) {
+            Some(piece) if end > start => f(piece),
+            _ => {
+                return Err(Error::Pattern(format!(
+                    "scanner stopped at byte {start} (a bug)"
+                )));
+            }
+        }
+        start = end;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
+#[allow(clippy::panic)]
 mod tests {
     use super::*;
 
