@@ -11,6 +11,8 @@ use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
+mod train;
+
 fn to_py_err(e: Error) -> PyErr {
     match e {
         Error::UnknownId(_) | Error::UnknownToken(_) => PyKeyError::new_err(e.to_string()),
@@ -358,6 +360,7 @@ fn scanner_for(pattern: &str) -> PyResult<Option<String>> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CoreEncoding>()?;
+    m.add_class::<train::PieceCounter>()?;
     m.add_function(wrap_pyfunction!(byte_map_table, m)?)?;
     m.add_function(wrap_pyfunction!(split, m)?)?;
     m.add_function(wrap_pyfunction!(parse_tiktoken, m)?)?;

@@ -14,6 +14,7 @@ from bytepair.registry import encoding_for_model as encoding_for_model
 from bytepair.registry import encoding_name_for_model as encoding_name_for_model
 from bytepair.registry import get_encoding as get_encoding
 from bytepair.registry import list_encoding_names as list_encoding_names
+from bytepair.train import train as train
 
 __all__ = [
     "Encoding",
@@ -22,5 +23,6 @@ __all__ = [
     "encoding_name_for_model",
     "get_encoding",
     "list_encoding_names",
+    "train",
 ]
 __version__ = "0.1.0"

@@ -1,9 +1,12 @@
 """Type stubs for the compiled module ``bytepair._core`` (checked with ``mypy.stubtest``)."""
 
+from collections.abc import Callable
+from os import PathLike
 from typing import final
 
 __all__ = [
     "CoreEncoding",
+    "PieceCounter",
     "byte_map_table",
     "parse_tiktoken",
     "scanner_for",
@@ -43,6 +46,41 @@ class CoreEncoding:
     def decode_single_token_bytes(self, id: int) -> bytes: ...
     def decode_tokens_bytes(self, ids: list[int]) -> list[bytes]: ...
     def token_byte_values(self) -> list[bytes]: ...
+
+@final
+class PieceCounter:
+    """Counts of a corpus's unique pieces, and the merge loop over them (``bindings/src/train.rs``)."""
+
+    def __new__(cls, pattern: str) -> PieceCounter: ...
+    @property
+    def pattern(self) -> str: ...
+    @property
+    def total(self) -> int: ...
+    def __len__(self) -> int: ...
+    def add_text(
+        self, text: str, num_threads: int, progress: Callable[[int], object] | None = None
+    ) -> None: ...
+    def add_texts(
+        self, texts: list[str], num_threads: int, progress: Callable[[int], object] | None = None
+    ) -> None: ...
+    def add_file(
+        self,
+        path: str | PathLike[str],
+        num_threads: int,
+        progress: Callable[[int], object] | None = None,
+    ) -> None: ...
+    def add_counts(self, items: list[tuple[bytes, int]]) -> None: ...
+    def merge_counts(self, other: PieceCounter) -> None: ...
+    def items(self) -> list[tuple[bytes, int]]: ...
+    def train(
+        self,
+        vocab_size: int,
+        min_frequency: int = 0,
+        tie_break: str = "bytepair",
+        num_threads: int | None = None,
+        progress: Callable[[int], object] | None = None,
+        consume: bool = False,
+    ) -> list[tuple[int, int]]: ...
 
 def parse_tiktoken(data: bytes) -> dict[bytes, int]: ...
 def byte_map_table() -> list[str]: ...
