@@ -49,7 +49,7 @@ class CoreEncoding:
 
 @final
 class PieceCounter:
-    """Counts of a corpus's unique pieces, and the merge loop over them (``bindings/src/train.rs``)."""
+    """Counts of unique pieces and the merge loop over them (``bindings/src/train.rs``)."""
 
     def __new__(cls, pattern: str) -> PieceCounter: ...
     @property
