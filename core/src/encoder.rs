@@ -5,7 +5,8 @@
 use aho_corasick::{AhoCorasick, MatchKind};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::merge::{RankMap, count_piece, encode_piece};
+use crate::merge::{RankMap, TokenTable, count_piece};
+use crate::piece_cache::{self, encode_cached};
 use crate::{Error, Pretokenizer, Rank};
 
 /// Ids at or above this cannot be stored densely; no real vocabulary comes close.
@@ -15,6 +16,10 @@ const MAX_ID: Rank = 1 << 28;
 #[derive(Debug, Clone)]
 pub struct CoreEncoder {
     ranks: RankMap,
+    /// The same tokens laid out for fast lookups on the encode path.
+    table: TokenTable,
+    /// Names this encoder in the per-thread piece cache.
+    owner: u32,
     byte_ranks: [Rank; 256],
     /// Token bytes by id, ordinary and special: `bytes[offsets[id]..offsets[id + 1]]`, with
     /// `present[id]` false for ids that are no token.
@@ -154,6 +159,8 @@ impl CoreEncoder {
             ));
         }
         Ok(Self {
+            table: TokenTable::new(&map, &byte_ranks),
+            owner: piece_cache::new_owner(),
             ranks: map,
             byte_ranks,
             offsets,
@@ -228,8 +235,18 @@ impl CoreEncoder {
     /// Append the ids of `text` (no special tokens) to `out`.
     #[inline]
     pub fn encode_ordinary_into(&self, text: &str, out: &mut Vec<Rank>) -> Result<(), Error> {
-        self.pretokenizer.split(text, |piece| {
-            encode_piece(piece.as_bytes(), &self.ranks, &self.byte_ranks, out)
+        piece_cache::with_cache(|mut cache| {
+            self.pretokenizer.split(text, |piece| {
+                let bytes = piece.as_bytes();
+                encode_cached(
+                    &mut cache,
+                    self.owner,
+                    bytes,
+                    &self.table,
+                    &self.byte_ranks,
+                    out,
+                )
+            })
         })
     }
 
@@ -237,7 +254,7 @@ impl CoreEncoder {
     pub fn count_ordinary(&self, text: &str) -> Result<usize, Error> {
         let mut n = 0;
         self.pretokenizer.split(text, |piece| {
-            n += count_piece(piece.as_bytes(), &self.ranks)
+            n += count_piece(piece.as_bytes(), &self.table, &self.byte_ranks)
         })?;
         Ok(n)
     }

@@ -15,6 +15,7 @@ pub mod encoder;
 pub mod error;
 pub mod formats;
 pub mod merge;
+mod piece_cache;
 pub mod pretokenize;
 pub mod train;
 

@@ -17,47 +17,146 @@ use crate::Rank;
 /// Token bytes to rank. `Vec<u8>: Borrow<[u8]>`, so it is queried with byte slices.
 pub type RankMap = FxHashMap<Vec<u8>, Rank>;
 
+/// Anything that gives the rank of a byte string (a token of the vocabulary) or `None`.
+pub trait Lookup {
+    fn rank(&self, bytes: &[u8]) -> Option<Rank>;
+}
+
+impl Lookup for RankMap {
+    #[inline]
+    fn rank(&self, bytes: &[u8]) -> Option<Rank> {
+        self.get(bytes).copied()
+    }
+}
+
+/// The longest token kept inline (packed into a `u128` key) by [`TokenTable`].
+const INLINE_MAX: usize = 15;
+
+/// A lookup table laid out for the hot path. A `HashMap<Vec<u8>, _>` costs two cache misses per
+/// query (the bucket, then the key's heap bytes); here tokens of up to 15 bytes (nearly all of
+/// them) are keys packed into a `u128`, two-byte tokens sit in a flat 64 Ki array, and anything
+/// longer than the longest token is rejected without hashing. Long runs and random words make
+/// several lookups per byte, so this is what keeps them within a small factor of prose.
+#[derive(Debug, Clone)]
+pub struct TokenTable {
+    pair: Box<[Rank]>,
+    short: FxHashMap<u128, Rank>,
+    long: RankMap,
+    byte: [Rank; 256],
+    max_len: usize,
+}
+
+#[inline]
+fn pack(bytes: &[u8]) -> u128 {
+    let mut buf = [0u8; 16];
+    buf[..bytes.len()].copy_from_slice(bytes);
+    buf[15] = bytes.len() as u8;
+    u128::from_le_bytes(buf)
+}
+
+impl TokenTable {
+    /// Index `ranks`; `byte_ranks` gives the rank of every single byte.
+    pub fn new(ranks: &RankMap, byte_ranks: &[Rank; 256]) -> Self {
+        let mut pair = vec![Rank::MAX; 1 << 16].into_boxed_slice();
+        let mut short = FxHashMap::default();
+        let mut long = RankMap::default();
+        let mut max_len = 1;
+        for (token, &rank) in ranks {
+            max_len = max_len.max(token.len());
+            match token.len() {
+                2 => pair[usize::from(token[0]) << 8 | usize::from(token[1])] = rank,
+                3..=INLINE_MAX => {
+                    short.insert(pack(token), rank);
+                }
+                n if n > INLINE_MAX => {
+                    long.insert(token.clone(), rank);
+                }
+                _ => {}
+            }
+        }
+        Self {
+            pair,
+            short,
+            long,
+            byte: *byte_ranks,
+            max_len,
+        }
+    }
+}
+
+impl Lookup for TokenTable {
+    #[inline]
+    fn rank(&self, bytes: &[u8]) -> Option<Rank> {
+        match bytes.len() {
+            1 => Some(self.byte[usize::from(bytes[0])]),
+            2 => {
+                let r = self.pair[usize::from(bytes[0]) << 8 | usize::from(bytes[1])];
+                (r != Rank::MAX).then_some(r)
+            }
+            n if n <= INLINE_MAX => self.short.get(&pack(bytes)).copied(),
+            n if n <= self.max_len => self.long.get(bytes).copied(),
+            _ => None,
+        }
+    }
+}
+
 /// Pieces up to this many bytes use the flat-array merge; longer ones use the heap.
-const FLAT_MERGE_MAX_LEN: usize = 128;
+const FLAT_MERGE_MAX_LEN: usize = 64;
 
 /// Append the ids of `piece` to `out`. Every single byte must be a token (checked when the
 /// vocabulary is built), which is why `byte_ranks` is a plain array.
 #[inline]
-pub fn encode_piece(piece: &[u8], ranks: &RankMap, byte_ranks: &[Rank; 256], out: &mut Vec<Rank>) {
+pub fn encode_piece<L: Lookup>(
+    piece: &[u8],
+    ranks: &L,
+    byte_ranks: &[Rank; 256],
+    out: &mut Vec<Rank>,
+) {
     match piece.len() {
         0 => {}
         1 => out.push(byte_ranks[usize::from(piece[0])]),
         _ => {
-            if let Some(&rank) = ranks.get(piece) {
+            if let Some(rank) = ranks.rank(piece) {
                 out.push(rank);
             } else if piece.len() <= FLAT_MERGE_MAX_LEN {
-                flat_merge(piece, ranks, |start, end| {
-                    out.push(part_rank(piece, start, end, ranks, byte_ranks))
-                });
+                flat_merge(piece, ranks, byte_ranks, |rank| out.push(rank));
             } else {
-                heap_merge(piece, ranks, |start, end| {
-                    out.push(part_rank(piece, start, end, ranks, byte_ranks))
-                });
+                heap_merge(piece, ranks, byte_ranks, |rank| out.push(rank));
             }
         }
     }
 }
 
+/// Append the ids of `piece` (at least two bytes) that is known not to be a single token.
+#[inline]
+pub fn merge_piece<L: Lookup>(
+    piece: &[u8],
+    ranks: &L,
+    byte_ranks: &[Rank; 256],
+    out: &mut Vec<Rank>,
+) {
+    if piece.len() <= FLAT_MERGE_MAX_LEN {
+        flat_merge(piece, ranks, byte_ranks, |rank| out.push(rank));
+    } else {
+        heap_merge(piece, ranks, byte_ranks, |rank| out.push(rank));
+    }
+}
+
 /// The number of ids `encode_piece` would append, without building them.
 #[inline]
-pub fn count_piece(piece: &[u8], ranks: &RankMap) -> usize {
+pub fn count_piece<L: Lookup>(piece: &[u8], ranks: &L, byte_ranks: &[Rank; 256]) -> usize {
     match piece.len() {
         0 => 0,
         1 => 1,
         _ => {
-            if ranks.contains_key(piece) {
+            if ranks.rank(piece).is_some() {
                 1
             } else {
                 let mut n = 0;
                 if piece.len() <= FLAT_MERGE_MAX_LEN {
-                    flat_merge(piece, ranks, |_, _| n += 1);
+                    flat_merge(piece, ranks, byte_ranks, |_| n += 1);
                 } else {
-                    heap_merge(piece, ranks, |_, _| n += 1);
+                    heap_merge(piece, ranks, byte_ranks, |_| n += 1);
                 }
                 n
             }
@@ -66,78 +165,135 @@ pub fn count_piece(piece: &[u8], ranks: &RankMap) -> usize {
 }
 
 #[inline]
-fn part_rank(
+fn pair_rank<L: Lookup>(piece: &[u8], start: usize, end: usize, ranks: &L) -> Rank {
+    ranks.rank(&piece[start..end]).unwrap_or(Rank::MAX)
+}
+
+/// One part of a piece during merging: where it starts, its own rank (the token it is), and the
+/// rank of the token it would form with the next part (`Rank::MAX`: none).
+#[derive(Clone, Copy)]
+struct Part {
+    start: u32,
+    rank: Rank,
+    pair: Rank,
+}
+
+/// Merge with a flat array of parts: `O(n^2)` but with tiny constants for short pieces.
+/// Calls `emit(rank)` for each final part, left to right.
+fn flat_merge<L: Lookup>(
     piece: &[u8],
-    start: usize,
-    end: usize,
-    ranks: &RankMap,
+    ranks: &L,
     byte_ranks: &[Rank; 256],
-) -> Rank {
-    if end - start == 1 {
-        byte_ranks[usize::from(piece[start])]
-    } else {
-        // A part longer than one byte only exists because its bytes were found in `ranks`.
-        ranks.get(&piece[start..end]).copied().unwrap_or(Rank::MAX)
-    }
-}
-
-#[inline]
-fn pair_rank(piece: &[u8], start: usize, end: usize, ranks: &RankMap) -> Rank {
-    ranks.get(&piece[start..end]).copied().unwrap_or(Rank::MAX)
-}
-
-/// Merge with a flat array of part starts: `O(n^2)` but with tiny constants for short pieces.
-/// Calls `emit(start, end)` for each final part, left to right.
-fn flat_merge(piece: &[u8], ranks: &RankMap, mut emit: impl FnMut(usize, usize)) {
-    // parts[i] = (start of part i, rank of part i joined with part i+1). The last entry is a
-    // sentinel holding the end of the piece.
+    emit: impl FnMut(Rank),
+) {
+    const EMPTY: Part = Part {
+        start: 0,
+        rank: Rank::MAX,
+        pair: Rank::MAX,
+    };
     let n = piece.len();
-    let mut parts: Vec<(usize, Rank)> = Vec::with_capacity(n + 1);
-    for i in 0..n - 1 {
-        parts.push((i, pair_rank(piece, i, i + 2, ranks)));
+    // Short pieces (nearly all) work on the stack: no allocation per piece.
+    if n <= FLAT_MERGE_MAX_LEN {
+        let mut parts = [EMPTY; FLAT_MERGE_MAX_LEN + 1];
+        flat_merge_in(piece, ranks, byte_ranks, &mut parts[..=n], emit);
+    } else {
+        let mut parts = vec![EMPTY; n + 1];
+        flat_merge_in(piece, ranks, byte_ranks, &mut parts, emit);
     }
-    parts.push((n - 1, Rank::MAX));
-    parts.push((n, Rank::MAX));
+}
 
+/// The flat merge over `parts` (`piece.len() + 1` slots: one per byte and a sentinel).
+#[inline]
+fn flat_merge_in<L: Lookup>(
+    piece: &[u8],
+    ranks: &L,
+    byte_ranks: &[Rank; 256],
+    parts: &mut [Part],
+    mut emit: impl FnMut(Rank),
+) {
+    let n = piece.len();
+    for (i, slot) in parts.iter_mut().enumerate() {
+        *slot = if i < n {
+            let pair = if i + 1 < n {
+                pair_rank(piece, i, i + 2, ranks)
+            } else {
+                Rank::MAX
+            };
+            Part {
+                start: i as u32,
+                rank: byte_ranks[usize::from(piece[i])],
+                pair,
+            }
+        } else {
+            // The sentinel holds the end of the piece.
+            Part {
+                start: n as u32,
+                rank: Rank::MAX,
+                pair: Rank::MAX,
+            }
+        };
+    }
+    let mut len = n + 1;
     loop {
         // The lowest-ranked pair, leftmost on ties.
         let mut best = Rank::MAX;
         let mut at = 0;
-        for (i, &(_, rank)) in parts[..parts.len() - 1].iter().enumerate() {
-            if rank < best {
-                best = rank;
+        for (i, part) in parts[..len - 1].iter().enumerate() {
+            if part.pair < best {
+                best = part.pair;
                 at = i;
             }
         }
         if best == Rank::MAX {
             break;
         }
-        // Join part `at` with part `at + 1`, then refresh the two pair ranks that changed.
-        parts.remove(at + 1);
-        parts[at].1 = if at + 2 < parts.len() {
-            pair_rank(piece, parts[at].0, parts[at + 2].0, ranks)
+        // Join part `at` with part `at + 1`; the joined part *is* the token of rank `best`.
+        // Then refresh the two pair ranks that changed.
+        parts.copy_within(at + 2..len, at + 1);
+        len -= 1;
+        parts[at].rank = best;
+        parts[at].pair = if at + 2 < len {
+            pair_rank(
+                piece,
+                parts[at].start as usize,
+                parts[at + 2].start as usize,
+                ranks,
+            )
         } else {
             Rank::MAX
         };
         if at > 0 {
-            parts[at - 1].1 = pair_rank(piece, parts[at - 1].0, parts[at + 1].0, ranks);
+            parts[at - 1].pair = pair_rank(
+                piece,
+                parts[at - 1].start as usize,
+                parts[at + 1].start as usize,
+                ranks,
+            );
         }
     }
-    for w in parts.windows(2) {
-        emit(w[0].0, w[1].0);
+    for part in &parts[..len - 1] {
+        emit(part.rank);
     }
 }
 
 /// Merge with a min-heap of candidate pairs over a doubly linked list of parts: `O(n log n)`.
-/// Stale heap entries are skipped when popped (lazy deletion).
-fn heap_merge(piece: &[u8], ranks: &RankMap, mut emit: impl FnMut(usize, usize)) {
+/// Stale heap entries are skipped when popped (lazy deletion). Heap entries are single `u64`
+/// keys, `rank << 32 | start`, so ties go to the leftmost pair as in the flat merge.
+fn heap_merge<L: Lookup>(
+    piece: &[u8],
+    ranks: &L,
+    byte_ranks: &[Rank; 256],
+    mut emit: impl FnMut(Rank),
+) {
     let n = piece.len();
-    const NONE: usize = usize::MAX;
+    const NONE: u32 = u32::MAX;
     // Parts are named by their start byte; `next[s]` is the start of the following part (n at the
-    // end), `prev[s]` the start of the preceding one, `alive[s]` whether s still starts a part.
-    let mut next: Vec<usize> = (1..=n).collect();
-    let mut prev: Vec<usize> = (0..n).map(|i| if i == 0 { NONE } else { i - 1 }).collect();
-    let mut alive = vec![true; n];
+    // end), `prev[s]` the start of the preceding one; a dead part has `rank == Rank::MAX`.
+    let mut next: Vec<u32> = (1..=n as u32).collect();
+    let mut prev: Vec<u32> = (0..n as u32)
+        .map(|i| if i == 0 { NONE } else { i - 1 })
+        .collect();
+    let mut part: Vec<Rank> = piece.iter().map(|&b| byte_ranks[usize::from(b)]).collect();
     // The rank of the pair starting at each part, to recognise stale heap entries.
     let mut pair: Vec<Rank> = (0..n)
         .map(|i| {
@@ -148,46 +304,50 @@ fn heap_merge(piece: &[u8], ranks: &RankMap, mut emit: impl FnMut(usize, usize))
             }
         })
         .collect();
-    let mut heap: BinaryHeap<Reverse<(Rank, usize)>> = pair
+    let mut heap: BinaryHeap<Reverse<u64>> = pair
         .iter()
         .enumerate()
         .filter(|&(_, &r)| r != Rank::MAX)
-        .map(|(i, &r)| Reverse((r, i)))
+        .map(|(i, &r)| Reverse(u64::from(r) << 32 | i as u64))
         .collect();
 
-    while let Some(Reverse((rank, left))) = heap.pop() {
-        if !alive[left] || pair[left] != rank {
+    while let Some(Reverse(key)) = heap.pop() {
+        let rank = (key >> 32) as Rank;
+        let left = (key & 0xFFFF_FFFF) as usize;
+        if part[left] == Rank::MAX || pair[left] != rank {
             continue;
         }
-        // Join `left` with the part after it.
-        let right = next[left];
-        let after = next[right];
-        alive[right] = false;
-        next[left] = after;
+        // Join `left` with the part after it: the result is the token of rank `rank`.
+        let right = next[left] as usize;
+        let after = next[right] as usize;
+        part[right] = Rank::MAX;
+        part[left] = rank;
+        next[left] = after as u32;
         if after < n {
-            prev[after] = left;
-            let r = pair_rank(piece, left, next[after], ranks);
+            prev[after] = left as u32;
+            let r = pair_rank(piece, left, next[after] as usize, ranks);
             pair[left] = r;
             if r != Rank::MAX {
-                heap.push(Reverse((r, left)));
+                heap.push(Reverse(u64::from(r) << 32 | left as u64));
             }
         } else {
             pair[left] = Rank::MAX;
         }
         let before = prev[left];
         if before != NONE {
+            let before = before as usize;
             let r = pair_rank(piece, before, after, ranks);
             pair[before] = r;
             if r != Rank::MAX {
-                heap.push(Reverse((r, before)));
+                heap.push(Reverse(u64::from(r) << 32 | before as u64));
             }
         }
     }
 
     let mut s = 0;
     while s < n {
-        emit(s, next[s]);
-        s = next[s];
+        emit(part[s]);
+        s = next[s] as usize;
     }
 }
 
@@ -243,17 +403,18 @@ mod tests {
                 })
                 .collect();
             let mut via_flat = Vec::new();
-            flat_merge(&piece, &ranks, |s, e| {
-                via_flat.push(part_rank(&piece, s, e, &ranks, &byte_ranks))
-            });
+            flat_merge(&piece, &ranks, &byte_ranks, |r| via_flat.push(r));
             let mut via_heap = Vec::new();
-            heap_merge(&piece, &ranks, |s, e| {
-                via_heap.push(part_rank(&piece, s, e, &ranks, &byte_ranks))
-            });
+            heap_merge(&piece, &ranks, &byte_ranks, |r| via_heap.push(r));
+            let table = TokenTable::new(&ranks, &byte_ranks);
+            let mut via_table = Vec::new();
+            heap_merge(&piece, &table, &byte_ranks, |r| via_table.push(r));
+
             let expected = naive(&piece, &ranks);
             assert_eq!(via_flat, expected, "flat {piece:?}");
+            assert_eq!(via_table, expected, "table {piece:?}");
             assert_eq!(via_heap, expected, "heap {piece:?}");
-            assert_eq!(count_piece(&piece, &ranks), expected.len());
+            assert_eq!(count_piece(&piece, &ranks, &byte_ranks), expected.len());
         }
     }
 

@@ -1,0 +1,67 @@
+//! Raw encoder throughput without Python: `cargo run --release -p bytepair-core --example
+//! encode_speed -- [cl100k|o200k]`. Reads `BYTEPAIR_SHARED` (default `../shared`).
+
+use std::time::Instant;
+
+use bytepair_core::CoreEncoder;
+use bytepair_core::pretokenize::patterns;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let shared = std::env::var("BYTEPAIR_SHARED").unwrap_or_else(|_| "../shared".into());
+    let which = std::env::args().nth(1).unwrap_or_else(|| "cl100k".into());
+    let (file, pattern) = match which.as_str() {
+        "o200k" => ("o200k_base/o200k_base.tiktoken", patterns::O200K),
+        _ => ("cl100k_base/cl100k_base.tiktoken", patterns::CL100K),
+    };
+    let data = std::fs::read(format!("{shared}/vocab/{file}"))?;
+    let ranks = bytepair_core::formats::tiktoken::parse(&data)?;
+    let enc = CoreEncoder::new(ranks, [], pattern)?;
+    for category in ["english", "code", "multilingual"] {
+        let mut docs = Vec::new();
+        for entry in std::fs::read_dir(format!("{shared}/corpus/{category}"))? {
+            let text = std::fs::read_to_string(entry?.path())?;
+            docs.extend(text.split("\n\n").map(str::to_owned));
+        }
+        let bytes: usize = docs.iter().map(String::len).sum();
+        let start = Instant::now();
+        let mut n = 0;
+        for d in &docs {
+            n += enc.encode_ordinary(d)?.len();
+        }
+        let secs = start.elapsed().as_secs_f64();
+        println!(
+            "{category}: {:.1} MB/s ({n} tokens)",
+            bytes as f64 / secs / 1e6
+        );
+    }
+    let prose: String = std::fs::read_to_string(format!(
+        "{shared}/corpus/english/gutenberg_2600_tolstoy_war_and_peace.txt"
+    ))?;
+    let t = Instant::now();
+    enc.encode_ordinary(&prose)?;
+    let base = t.elapsed().as_secs_f64() / prose.len() as f64;
+    let mut seed: u64 = 1;
+    let random: String = (0..1_000_000)
+        .map(|_| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            char::from(b'a' + ((seed >> 33) % 26) as u8)
+        })
+        .collect();
+    for (label, text) in [
+        ("a x 500k", "a".repeat(500_000)),
+        ("spaces x 1M", " ".repeat(1_000_000)),
+        ("random letters 1 MB", random),
+    ] {
+        let t = Instant::now();
+        enc.encode_ordinary(&text)?;
+        let per = t.elapsed().as_secs_f64() / text.len() as f64;
+        println!(
+            "{label}: {:.1} ns/byte, {:.1}x prose",
+            per * 1e9,
+            per / base
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,127 @@
+//! A small per-thread cache of recently merged pieces.
+//!
+//! Most pieces are whole tokens and need one lookup. The rest (a word that is two or three
+//! tokens, which is most words in many languages) need a merge with a lookup per candidate pair,
+//! and the same such words recur constantly in running text. A direct-mapped table of a few
+//! thousand entries, keyed by the piece's bytes and the encoder that produced them, turns those
+//! repeats into one probe. It is exact: an entry is used only when the full key matches.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::Rank;
+use crate::merge::{Lookup, TokenTable, merge_piece};
+
+const SLOTS: usize = 4096;
+/// Pieces of this many bytes at most are cached (their bytes are the key, packed in a `u128`).
+const MAX_PIECE: usize = 15;
+/// Pieces that merge into more ids than this are not cached.
+const MAX_IDS: usize = 4;
+
+static NEXT_OWNER: AtomicU32 = AtomicU32::new(1);
+
+/// A process-unique number for an encoder, so that one thread's cache never serves ids of one
+/// vocabulary to another.
+pub fn new_owner() -> u32 {
+    NEXT_OWNER.fetch_add(1, Ordering::Relaxed)
+}
+
+#[derive(Clone, Copy)]
+struct Entry {
+    key: u128,
+    owner: u32,
+    len: u8,
+    ids: [Rank; MAX_IDS],
+}
+
+const EMPTY: Entry = Entry {
+    key: 0,
+    owner: 0,
+    len: 0,
+    ids: [0; MAX_IDS],
+};
+
+pub struct PieceCache {
+    entries: Box<[Entry]>,
+}
+
+thread_local! {
+    static CACHE: RefCell<PieceCache> = RefCell::new(PieceCache {
+        entries: vec![EMPTY; SLOTS].into_boxed_slice(),
+    });
+}
+
+/// Run `f` with this thread's cache (or with none if it is already in use on this thread).
+pub fn with_cache<R>(f: impl FnOnce(Option<&mut PieceCache>) -> R) -> R {
+    CACHE.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut cache) => f(Some(&mut cache)),
+        Err(_) => f(None),
+    })
+}
+
+#[inline]
+fn pack(bytes: &[u8]) -> u128 {
+    let mut buf = [0u8; 16];
+    buf[..bytes.len()].copy_from_slice(bytes);
+    buf[15] = bytes.len() as u8;
+    u128::from_le_bytes(buf)
+}
+
+#[inline]
+fn slot(key: u128, owner: u32) -> usize {
+    let mixed =
+        (key as u64 ^ (key >> 64) as u64 ^ u64::from(owner)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (mixed >> 52) as usize & (SLOTS - 1)
+}
+
+impl PieceCache {
+    /// Append the ids of `piece`, which is known not to be a single token.
+    #[inline]
+    pub fn merge(
+        &mut self,
+        owner: u32,
+        piece: &[u8],
+        table: &TokenTable,
+        byte_ranks: &[Rank; 256],
+        out: &mut Vec<Rank>,
+    ) {
+        if piece.len() > MAX_PIECE {
+            merge_piece(piece, table, byte_ranks, out);
+            return;
+        }
+        let key = pack(piece);
+        let entry = &mut self.entries[slot(key, owner)];
+        if entry.owner == owner && entry.key == key {
+            out.extend_from_slice(&entry.ids[..usize::from(entry.len)]);
+            return;
+        }
+        let start = out.len();
+        merge_piece(piece, table, byte_ranks, out);
+        let ids = &out[start..];
+        if ids.len() <= MAX_IDS {
+            entry.key = key;
+            entry.owner = owner;
+            entry.len = ids.len() as u8;
+            entry.ids[..ids.len()].copy_from_slice(ids);
+        }
+    }
+}
+
+/// Append the ids of `piece` using `cache` when there is one.
+#[inline]
+pub fn encode_cached(
+    cache: &mut Option<&mut PieceCache>,
+    owner: u32,
+    piece: &[u8],
+    table: &TokenTable,
+    byte_ranks: &[Rank; 256],
+    out: &mut Vec<Rank>,
+) {
+    if let Some(rank) = table.rank(piece) {
+        out.push(rank);
+    } else if let Some(cache) = cache {
+        cache.merge(owner, piece, table, byte_ranks, out);
+    } else {
+        merge_piece(piece, table, byte_ranks, out);
+    }
+}
