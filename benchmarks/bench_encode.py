@@ -1,0 +1,420 @@
+"""Encoder speed, side by side with every library we measure against, in one run.
+
+Each library is built offline from the same local vocabulary file. Every repetition encodes text
+that no library has seen before in this process (several cache what they encoded, which flatters
+repeated runs), one call per paragraph, single thread. Libraries that are not installed are
+skipped and say so. Results are printed as a Markdown table and, with ``--write``, stored in
+``BENCHMARKS.md`` between markers.
+
+    python benchmarks/bench_encode.py --write
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import bytepair
+from bytepair import registry
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("BYTEPAIR_SHARED", ROOT.parent / "shared"))
+VOCAB = SHARED / "vocab"
+CORPUS = SHARED / "corpus"
+
+Encode = Callable[[str], Sequence[int]]
+
+
+def vocab_path(name: str) -> Path:
+    path, _ = registry.find_vocab_file(name, vocab_dir=VOCAB)
+    return path
+
+
+# ---- adapters: name -> builder(encoding name) -> encode function ----------------------------
+
+
+def build_bytepair(name: str) -> Encode:
+    return bytepair.get_encoding(name, vocab_dir=VOCAB).encode_ordinary
+
+
+def build_tiktoken(name: str) -> Encode:
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    spec = registry.ENCODINGS[name]
+    enc = tiktoken.Encoding(
+        name,
+        pat_str=spec.pat_str,
+        mergeable_ranks=load_tiktoken_bpe(str(vocab_path(name))),
+        special_tokens=spec.special_tokens,
+    )
+    return enc.encode_ordinary
+
+
+def build_gigatoken(name: str) -> Encode:
+    import gigatoken
+
+    pre = {"cl100k_base": "gpt4", "o200k_base": "o200k"}[name]
+    tok = gigatoken.Tokenizer.from_tiktoken(
+        str(vocab_path(name)), pretokenizer=pre, special_tokens={}
+    )
+    return lambda text: tok.encode(text)
+
+
+def build_toktok(name: str) -> Encode:
+    import toktok
+
+    return toktok._toktok.Tokenizer(name, "").encode_ordinary  # type: ignore[no-any-return]
+
+
+def build_riptoken(name: str) -> Encode:
+    import riptoken
+
+    spec = registry.ENCODINGS[name]
+    core = riptoken.CoreBPE(riptoken.load_tiktoken_bpe(str(vocab_path(name))), {}, spec.pat_str)
+    return core.encode_ordinary  # type: ignore[no-any-return]
+
+
+def build_splintr(name: str) -> Encode:
+    import splintr
+
+    pattern = {"cl100k_base": splintr.CL100K_BASE_PATTERN, "o200k_base": splintr.O200K_BASE_PATTERN}
+    tok = splintr.Tokenizer(str(vocab_path(name)), pattern[name], {})
+    return tok.encode_ordinary  # type: ignore[no-any-return]
+
+
+def build_wordchipper(name: str) -> Encode:
+    cache = Path(tempfile.mkdtemp(prefix="wordchipper-"))
+    (cache / "openai" / name).mkdir(parents=True)
+    (cache / "openai" / name / f"{name}.tiktoken").symlink_to(vocab_path(name))
+    os.environ["WORDCHIPPER_CACHE_DIR"] = str(cache)
+    import wordchipper
+
+    tok = wordchipper.Tokenizer.from_pretrained(name)
+    return tok.encode  # type: ignore[no-any-return]
+
+
+def build_tokendagger(name: str) -> Encode:
+    import tokendagger
+    from tiktoken.load import load_tiktoken_bpe
+
+    spec = registry.ENCODINGS[name]
+    enc = tokendagger.Encoding(
+        name,
+        pat_str=spec.pat_str,
+        mergeable_ranks=load_tiktoken_bpe(str(vocab_path(name))),
+        special_tokens={},
+    )
+    return enc.encode_ordinary  # type: ignore[no-any-return]
+
+
+def build_rs_bpe(name: str) -> Encode:
+    from rs_bpe.bpe import openai
+
+    tok = getattr(openai, name)()
+    return tok.encode  # type: ignore[no-any-return]
+
+
+ADAPTERS: dict[str, Callable[[str], Encode]] = {
+    "bytepair": build_bytepair,
+    "tiktoken": build_tiktoken,
+    "gigatoken": build_gigatoken,
+    "toktok-rs": build_toktok,
+    "splintr-rs": build_splintr,
+    "wordchipper": build_wordchipper,
+    "riptoken": build_riptoken,
+    "tokendagger": build_tokendagger,
+    "rs-bpe": build_rs_bpe,
+}
+
+
+# ---- text -------------------------------------------------------------------------------------
+
+
+def paragraphs(category: str) -> list[str]:
+    """Every paragraph (blank-line separated) of a corpus category, files interleaved."""
+    per_file = []
+    for path in sorted((CORPUS / category).glob("*")):
+        text = path.read_text(encoding="utf-8")
+        per_file.append([p for p in text.split("\n\n") if p.strip()])
+    out: list[str] = []
+    for i in range(max(len(f) for f in per_file)):
+        out.extend(f[i] for f in per_file if i < len(f))
+    return out
+
+
+def slices(paras: list[str], reps: int, target_bytes: int) -> list[list[str]]:
+    """``reps`` disjoint runs of paragraphs of about ``target_bytes`` each."""
+    out, current, size = [], [], 0
+    for p in paras:
+        current.append(p)
+        size += len(p.encode("utf-8"))
+        if size >= target_bytes:
+            out.append(current)
+            current, size = [], 0
+            if len(out) == reps:
+                break
+    if len(out) < reps and current:
+        out.append(current)
+    return out
+
+
+def time_calls(encode: Encode, docs: list[str]) -> float:
+    gc.collect()
+    gc.disable()
+    try:
+        start = time.perf_counter()
+        for d in docs:
+            encode(d)
+        return time.perf_counter() - start
+    finally:
+        gc.enable()
+
+
+# ---- the benchmarks ---------------------------------------------------------------------------
+
+
+def throughput(
+    libraries: list[str], encodings: list[str], reps: int, target_bytes: int
+) -> list[dict[str, Any]]:
+    rows = []
+    for name in encodings:
+        encoders: dict[str, Encode] = {}
+        for lib in libraries:
+            try:
+                encoders[lib] = ADAPTERS[lib](name)
+            except Exception as e:
+                print(f"  {lib}: unavailable for {name} ({type(e).__name__}: {e})", file=sys.stderr)
+        for category in ["english", "code", "multilingual"]:
+            runs = slices(paragraphs(category), reps + 1, target_bytes)
+            warmup, measured = runs[0], runs[1:]
+            reference = encoders["tiktoken"]
+            for encode in encoders.values():
+                time_calls(encode, warmup)
+            times: dict[str, list[float]] = {lib: [] for lib in encoders}
+            exact: dict[str, bool] = {lib: True for lib in encoders}
+            nbytes = []
+            for i, docs in enumerate(measured):
+                nbytes.append(sum(len(d.encode("utf-8")) for d in docs))
+                order = list(encoders)
+                order = order[i % len(order) :] + order[: i % len(order)]
+                for lib in order:
+                    times[lib].append(time_calls(encoders[lib], docs))
+                # Exactness on a sample of this run's paragraphs.
+                for d in docs[:200]:
+                    expected = list(reference(d))
+                    for lib, encode in encoders.items():
+                        if exact[lib] and list(encode(d)) != expected:
+                            exact[lib] = False
+            mb = sum(nbytes) / 1e6
+            base = mb / sum(times["tiktoken"])
+            for lib in encoders:
+                speed = mb / sum(times[lib])
+                rows.append(
+                    {
+                        "encoding": name,
+                        "text": category,
+                        "library": lib,
+                        "MB/s": speed,
+                        "x tiktoken": speed / base,
+                        "same ids": exact[lib],
+                        "MB": mb,
+                    }
+                )
+            print(f"  {name} {category}: done", file=sys.stderr)
+    return rows
+
+
+def worst_case(encodings: list[str]) -> list[dict[str, Any]]:
+    """Per-byte time on long runs against English prose (bytepair; tiktoken for reference)."""
+    files = [
+        "run_letter_a_500k.txt",
+        "ws_spaces_200k.txt",
+        "ws_spaces_word_spaces_300k.txt",
+        "ws_newlines_lf_150k.txt",
+        "ws_tabs_150k.txt",
+        "digits_long_runs.txt",
+        "runs_letters_various_scripts.txt",
+        "base64_hex_blobs.txt",
+    ]
+    prose = "\n\n".join(paragraphs("english")[:3000])
+    rows = []
+    for name in encodings:
+        encoders = {"bytepair": build_bytepair(name), "tiktoken": build_tiktoken(name)}
+        base = {lib: best_time(e, prose) / len(prose.encode()) for lib, e in encoders.items()}
+        texts = {f: (CORPUS / "edge" / f).read_text(encoding="utf-8") for f in files}
+        texts["1M spaces (synthetic)"] = " " * 1_000_000
+        texts["1 MB random letters, one word"] = random_letters(1_000_000)
+        for label, text in texts.items():
+            row: dict[str, Any] = {"encoding": name, "input": label}
+            for lib, encode in encoders.items():
+                try:
+                    per_byte = best_time(encode, text) / len(text.encode())
+                    row[f"{lib} ns/byte"] = per_byte * 1e9
+                    row[f"{lib} x prose"] = per_byte / base[lib]
+                except BaseException as e:
+                    row[f"{lib} ns/byte"] = float("nan")
+                    row[f"{lib} x prose"] = f"fails: {type(e).__name__}"
+            rows.append(row)
+    return rows
+
+
+def random_letters(n: int) -> str:
+    import random
+
+    rng = random.Random(0)
+    return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(n))
+
+
+def best_time(encode: Encode, text: str, repeat: int = 3) -> float:
+    return min(time_calls(encode, [text]) for _ in range(repeat))
+
+
+def threads_and_count(name: str, target_bytes: int) -> list[dict[str, Any]]:
+    enc = bytepair.get_encoding(name, vocab_dir=VOCAB)
+    runs = slices(paragraphs("english"), 4, target_bytes)
+    rows = []
+    mb = [sum(len(d.encode()) for d in r) / 1e6 for r in runs]
+    # Warm up on the first run; measure each mode on fresh text.
+    enc.encode_ordinary_batch(runs[0], num_threads=2)
+    t = time.perf_counter()
+    enc.encode_ordinary_batch(runs[1], num_threads=1)
+    one = mb[1] / (time.perf_counter() - t)
+    t = time.perf_counter()
+    enc.encode_ordinary_batch(runs[2], num_threads=2)
+    two = mb[2] / (time.perf_counter() - t)
+    rows.append({"measure": "batch, 1 thread (MB/s)", "value": one})
+    rows.append({"measure": "batch, 2 threads (MB/s)", "value": two})
+    rows.append({"measure": "2 threads / 1 thread", "value": two / one})
+    docs = runs[3]
+    t_encode = time_calls(enc.encode_ordinary, docs[: len(docs) // 2])
+    t_count = time_calls(lambda d: enc.count(d, disallowed_special=()), docs[len(docs) // 2 :])
+    half = [
+        sum(len(d.encode()) for d in part) / 1e6
+        for part in (docs[: len(docs) // 2], docs[len(docs) // 2 :])
+    ]
+    rows.append({"measure": "encode_ordinary (MB/s)", "value": half[0] / t_encode})
+    rows.append({"measure": "count (MB/s)", "value": half[1] / t_count})
+    return rows
+
+
+def construction(name: str = "o200k_base", repeat: int = 3) -> list[dict[str, Any]]:
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    spec = registry.ENCODINGS[name]
+    path = vocab_path(name)
+
+    def ours() -> None:
+        bytepair.Encoding.from_tiktoken_file(
+            path, pat_str=spec.pat_str, special_tokens=spec.special_tokens, name=name
+        )
+
+    def theirs() -> None:
+        tiktoken.Encoding(
+            name,
+            pat_str=spec.pat_str,
+            mergeable_ranks=load_tiktoken_bpe(str(path)),
+            special_tokens=spec.special_tokens,
+        )
+
+    rows = []
+    best = {}
+    for lib, build in [("bytepair", ours), ("tiktoken", theirs)]:
+        times = []
+        for _ in range(repeat):
+            gc.collect()
+            t = time.perf_counter()
+            build()
+            times.append(time.perf_counter() - t)
+        best[lib] = min(times)
+        rows.append({"library": lib, "seconds": best[lib]})
+    rows.append({"library": "bytepair / tiktoken", "seconds": best["bytepair"] / best["tiktoken"]})
+    return rows
+
+
+# ---- output -----------------------------------------------------------------------------------
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "(no rows)\n"
+    columns = list(dict.fromkeys(k for r in rows for k in r))
+
+    def cell(v: Any) -> str:
+        if isinstance(v, float):
+            return f"{v:.2f}"
+        return str(v)
+
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(cell(r.get(c, "")) for c in columns) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def write_section(report: str, marker: str = "encode") -> None:
+    path = ROOT / "BENCHMARKS.md"
+    begin, end = f"<!-- {marker}:begin -->", f"<!-- {marker}:end -->"
+    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
+    block = f"{begin}\n{report}{end}"
+    if begin in text and end in text:
+        text = text[: text.index(begin)] + block + text[text.index(end) + len(end) :]
+    else:
+        text = text.rstrip() + "\n\n" + block + "\n"
+    registry.write_atomic(path, text.encode("utf-8"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--mb", type=float, default=1.0, help="MB of fresh text per repetition")
+    parser.add_argument("--libraries", default=",".join(ADAPTERS))
+    parser.add_argument("--encodings", default="cl100k_base,o200k_base")
+    parser.add_argument("--write", action="store_true", help="update BENCHMARKS.md")
+    args = parser.parse_args()
+    libraries = args.libraries.split(",")
+    encodings = args.encodings.split(",")
+    target = int(args.mb * 1e6)
+
+    started = time.strftime("%Y-%m-%d %H:%M")
+    sections = []
+    print("throughput ...", file=sys.stderr)
+    rows = throughput(libraries, encodings, args.reps, target)
+    sections.append(
+        "### Single-thread `encode_ordinary`, one call per paragraph\n\n"
+        f"{args.reps} repetitions of ~{args.mb} MB of fresh paragraphs per text kind; "
+        "`same ids` compares 200 paragraphs of each repetition with tiktoken.\n\n" + markdown(rows)
+    )
+    print("worst case ...", file=sys.stderr)
+    sections.append(
+        "### Worst case: time per byte on long runs, against English prose\n\n"
+        + markdown(worst_case(encodings))
+    )
+    print("threads and count ...", file=sys.stderr)
+    for name in encodings:
+        sections.append(
+            f"### Threads and `count` ({name}, english)\n\n"
+            + markdown(threads_and_count(name, target))
+        )
+    print("construction ...", file=sys.stderr)
+    sections.append(
+        "### Building o200k_base from its file (best of 3)\n\n" + markdown(construction())
+    )
+    header = (
+        f"Run {started} on {os.cpu_count()} cores, Python {sys.version.split()[0]}, "
+        f"`python benchmarks/bench_encode.py --reps {args.reps} --mb {args.mb}`.\n\n"
+    )
+    report = header + "\n".join(sections)
+    print(report)
+    if args.write:
+        write_section(report)
+
+
+if __name__ == "__main__":
+    main()
