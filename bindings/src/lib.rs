@@ -3,14 +3,16 @@
 //! the Python package; this file only moves data across.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, TryLockError};
 
+use bytepair_core::added::AddedVocabulary;
 use bytepair_core::encoder::SpecialMatcher;
 use bytepair_core::{CoreEncoder, Error, Pretokenizer, Rank};
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyBytes, PyDict, PyList};
 
+mod formats;
 mod train;
 
 fn to_py_err(e: Error) -> PyErr {
@@ -30,12 +32,31 @@ fn ids_from_py(ids: Vec<i64>) -> PyResult<Vec<Rank>> {
         .collect()
 }
 
-fn run_in_pool<T: Send>(num_threads: usize, f: impl FnOnce() -> T + Send) -> PyResult<T> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(num_threads.max(1))
+/// Thread pools by size, kept so that batch calls reuse warm threads (and their piece caches).
+/// Tagged with the process id: a forked child never uses its parent's (dead) threads.
+static POOLS: Mutex<Vec<(u32, usize, Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
+
+fn pool(num_threads: usize) -> PyResult<Arc<rayon::ThreadPool>> {
+    let n = num_threads.clamp(1, 1024);
+    let pid = std::process::id();
+    let mut pools = POOLS.lock().unwrap_or_else(|p| p.into_inner());
+    pools.retain(|(owner, _, _)| *owner == pid);
+    if let Some((_, _, p)) = pools.iter().find(|(_, size, _)| *size == n) {
+        return Ok(Arc::clone(p));
+    }
+    let p = rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
         .build()
-        .map_err(|e| PyValueError::new_err(format!("cannot start {num_threads} threads: {e}")))?;
-    Ok(pool.install(f))
+        .map_err(|e| PyValueError::new_err(format!("cannot start {n} threads: {e}")))?;
+    let p = Arc::new(p);
+    if pools.len() < 8 {
+        pools.push((pid, n, Arc::clone(&p)));
+    }
+    Ok(p)
+}
+
+fn run_in_pool<T: Send>(num_threads: usize, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+    Ok(pool(num_threads)?.install(f))
 }
 
 /// The compiled encoder behind `bytepair.Encoding`.
@@ -45,6 +66,8 @@ struct CoreEncoding {
     all_specials: Arc<SpecialMatcher>,
     /// Matchers for other `allowed_special` sets, built on first use.
     matchers: Mutex<HashMap<Vec<String>, Arc<SpecialMatcher>>>,
+    /// Hugging Face added tokens (encoders built from `tokenizer.json` and the like).
+    added: Option<AddedVocabulary>,
 }
 
 impl CoreEncoding {
@@ -56,7 +79,37 @@ impl CoreEncoding {
             core,
             all_specials: Arc::new(all),
             matchers: Mutex::new(HashMap::new()),
+            added: None,
         })
+    }
+
+    /// Which added tokens count: all non-special ones, and the special ones in `allowed`
+    /// (`None`: all of them).
+    fn enabled(&self, allowed: Option<Vec<String>>) -> Vec<bool> {
+        let Some(added) = &self.added else {
+            return Vec::new();
+        };
+        match allowed {
+            None => added.enabled(|_| true),
+            Some(names) => {
+                let names: std::collections::HashSet<String> = names.into_iter().collect();
+                added.enabled(|c| names.contains(c))
+            }
+        }
+    }
+
+    fn encode_hf_into(
+        &self,
+        text: &str,
+        enabled: &[bool],
+        first_pass: bool,
+    ) -> Result<Vec<Rank>, Error> {
+        let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        match &self.added {
+            Some(added) => added.encode_into(&self.core, text, enabled, first_pass, &mut out)?,
+            None => self.core.encode_ordinary_into(text, &mut out)?,
+        }
+        Ok(out)
     }
 
     fn matcher(&self, allowed: Option<Vec<String>>) -> PyResult<Arc<SpecialMatcher>> {
@@ -65,17 +118,25 @@ impl CoreEncoding {
         };
         names.sort_unstable();
         names.dedup();
-        let mut cache = self.matchers.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(m) = cache.get(&names) {
-            return Ok(Arc::clone(m));
+        // Never wait for the cache: a lock held by another thread when the process forks stays
+        // held for ever in the child (a deadlock), and building a matcher is cheap.
+        let cached = match self.matchers.try_lock() {
+            Ok(cache) => cache.get(&names).cloned(),
+            Err(TryLockError::Poisoned(p)) => p.into_inner().get(&names).cloned(),
+            Err(TryLockError::WouldBlock) => None,
+        };
+        if let Some(m) = cached {
+            return Ok(m);
         }
         let m = Arc::new(
             self.core
                 .special_matcher(names.iter().map(String::as_str))
                 .map_err(to_py_err)?,
         );
-        if cache.len() < 64 {
-            cache.insert(names, Arc::clone(&m));
+        if let Ok(mut cache) = self.matchers.try_lock() {
+            if cache.len() < 64 {
+                cache.insert(names, Arc::clone(&m));
+            }
         }
         Ok(m)
     }
@@ -113,6 +174,199 @@ impl CoreEncoding {
         Self::from_core(core)
     }
 
+    /// Build a pair-merge (Hugging Face) encoder: `vocab` (token text -> id), merges as pairs or
+    /// as a merges file's bytes, pipeline stages and added tokens (shapes: `formats.rs`).
+    #[staticmethod]
+    #[pyo3(signature = (vocab, stages, added, merges=None, merges_data=None, ignore_merges=false, unknown=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn from_hf(
+        py: Python<'_>,
+        vocab: HashMap<String, Rank>,
+        stages: Vec<formats::StageSpec>,
+        added: Vec<formats::AddedSpec>,
+        merges: Option<Vec<(String, String)>>,
+        merges_data: Option<&[u8]>,
+        ignore_merges: bool,
+        unknown: Option<(Rank, bool)>,
+    ) -> PyResult<Self> {
+        let pipeline = formats::pipeline(stages)?;
+        let (added, entries) = formats::added(added)?;
+        let core = py
+            .detach(|| {
+                let merges = formats::merge_list(merges, merges_data)?;
+                let vocab: Vec<(String, Rank)> = vocab.into_iter().collect();
+                formats::pair_encoder(vocab, merges, ignore_merges, unknown, entries, pipeline)
+            })
+            .map_err(to_py_err)?;
+        let mut this = Self::from_core(core)?;
+        this.added = (!added.tokens().is_empty()).then_some(added);
+        Ok(this)
+    }
+
+    /// Build from GPT-2 files read as tiktoken reads them (ids are ranks): `encoder` is
+    /// `encoder.json`, `merges_data` the bytes of `vocab.bpe`. Returns the encoder and its special
+    /// tokens (the entries no merge makes, plus `special_tokens`).
+    #[staticmethod]
+    #[pyo3(signature = (encoder, merges_data, pattern, special_tokens=None))]
+    fn from_gpt2(
+        py: Python<'_>,
+        encoder: HashMap<String, Rank>,
+        merges_data: &[u8],
+        pattern: &str,
+        special_tokens: Option<HashMap<String, Rank>>,
+    ) -> PyResult<(Self, HashMap<String, Rank>)> {
+        let (core, specials) = py
+            .detach(|| {
+                let merges = bytepair_core::formats::hf::parse_merges(merges_data)?;
+                let encoder: Vec<(String, Rank)> = encoder.into_iter().collect();
+                let (ranks, inferred) = bytepair_core::formats::hf::gpt2_ranks(&encoder, &merges)?;
+                let mut specials: HashMap<String, Rank> = inferred.into_iter().collect();
+                specials.extend(special_tokens.unwrap_or_default());
+                let core = CoreEncoder::new(ranks, specials.clone(), pattern)?;
+                Ok::<_, Error>((core, specials))
+            })
+            .map_err(to_py_err)?;
+        Ok((Self::from_core(core)?, specials))
+    }
+
+    /// Whether ids come from pair merges (Hugging Face) rather than tiktoken's ranks.
+    #[getter]
+    fn is_pair_mode(&self) -> bool {
+        self.core.is_pair_mode()
+    }
+
+    /// Encode as `tokenizers` does: added tokens first (all non-special ones, and the special ones
+    /// in `allowed`; `None` allows all), then pre-tokenizer and merges. `first_pass=False` when the
+    /// caller already split off the raw-text tokens and normalized the rest.
+    #[pyo3(signature = (text, allowed=None, first_pass=true))]
+    fn encode_hf(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        allowed: Option<Vec<String>>,
+        first_pass: bool,
+    ) -> PyResult<Vec<Rank>> {
+        let enabled = self.enabled(allowed);
+        py.detach(|| self.encode_hf_into(text, &enabled, first_pass))
+            .map_err(to_py_err)
+    }
+
+    /// `encode_hf` of many texts on `num_threads` threads.
+    #[pyo3(signature = (texts, num_threads, allowed=None))]
+    fn encode_hf_batch(
+        &self,
+        py: Python<'_>,
+        texts: Vec<String>,
+        num_threads: usize,
+        allowed: Option<Vec<String>>,
+    ) -> PyResult<Vec<Vec<Rank>>> {
+        use rayon::prelude::*;
+        let enabled = self.enabled(allowed);
+        py.detach(|| {
+            run_in_pool(num_threads, || {
+                texts
+                    .par_iter()
+                    .map(|t| self.encode_hf_into(t, &enabled, true))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+        })?
+        .map_err(to_py_err)
+    }
+
+    /// The first pass alone: the raw-text added tokens as ids, the text between them as str.
+    #[pyo3(signature = (text, allowed=None))]
+    fn split_added<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        allowed: Option<Vec<String>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        use bytepair_core::added::Segment;
+        let list = PyList::empty(py);
+        let Some(added) = &self.added else {
+            if !text.is_empty() {
+                list.append(text)?;
+            }
+            return Ok(list);
+        };
+        let enabled = self.enabled(allowed);
+        let mut parts: Vec<Segment<'_>> = Vec::new();
+        added
+            .split(text, false, &enabled, |s| {
+                parts.push(s);
+                Ok(())
+            })
+            .map_err(to_py_err)?;
+        for part in parts {
+            match part {
+                Segment::Text(t) => list.append(t)?,
+                Segment::Token(id) => list.append(id)?,
+            }
+        }
+        Ok(list)
+    }
+
+    /// The vocabulary in the `.tiktoken` format (ids are ranks). For a pair-merge encoder this is
+    /// allowed only when tiktoken's rule gives the same ids on every text (`ValueError` says why
+    /// not otherwise).
+    fn to_tiktoken<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let data = py
+            .detach(|| {
+                bytepair_core::formats::hf::rank_equivalence(&self.core)?;
+                let ranks: Vec<(Vec<u8>, Rank)> = self
+                    .core
+                    .ranks()
+                    .iter()
+                    .map(|(t, r)| (t.clone(), *r))
+                    .collect();
+                Ok::<_, String>(bytepair_core::formats::tiktoken::write(&ranks))
+            })
+            .map_err(|why| {
+                PyValueError::new_err(format!("cannot be written as tiktoken ranks: {why}"))
+            })?;
+        Ok(PyBytes::new(py, &data))
+    }
+
+    /// Why tiktoken's rank rule (ids as ranks) would give different ids, or None if it would not.
+    fn rank_equivalence(&self, py: Python<'_>) -> Option<String> {
+        py.detach(|| bytepair_core::formats::hf::rank_equivalence(&self.core).err())
+    }
+
+    /// For each ordinary token of two bytes or more, in id order: the merge that makes it under
+    /// tiktoken's rule, or None.
+    fn derive_merges<'py>(&self, py: Python<'py>) -> Vec<formats::DerivedMerge<'py>> {
+        let derived = py.detach(|| bytepair_core::formats::hf::derive_merges(self.core.ranks()));
+        derived
+            .into_iter()
+            .map(|(id, split)| {
+                (
+                    id,
+                    split.map(|(l, r)| (PyBytes::new(py, &l), PyBytes::new(py, &r))),
+                )
+            })
+            .collect()
+    }
+
+    /// In pair mode, the merges as `(left, right, result)` ids in priority order.
+    fn pair_merges(&self) -> Option<Vec<(Rank, Rank, Rank)>> {
+        self.core.pair_model().map(|m| m.merges())
+    }
+
+    /// In pair mode, the model vocabulary: `(id, bytes, written in the GPT-2 byte alphabet)`.
+    fn pair_vocab<'py>(&self, py: Python<'py>) -> Option<Vec<(Rank, Bound<'py, PyBytes>, bool)>> {
+        let vocab = self.core.pair_vocab()?;
+        Some(
+            vocab
+                .iter()
+                .filter_map(|&(id, alphabet)| {
+                    self.core
+                        .token_bytes(id)
+                        .map(|b| (id, PyBytes::new(py, b), alphabet))
+                })
+                .collect(),
+        )
+    }
+
     /// The ordinary tokens as a dict of bytes to rank.
     fn mergeable_ranks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let dict = PyDict::new(py);
@@ -125,10 +379,7 @@ impl CoreEncoding {
     /// The pattern's scanner name, or None when the general regex engine is used.
     #[getter]
     fn scanner(&self) -> Option<String> {
-        self.core
-            .pretokenizer()
-            .scanner()
-            .map(|s| format!("{s:?}").to_lowercase())
+        self.core.scanner().map(|s| format!("{s:?}").to_lowercase())
     }
 
     #[getter]
@@ -365,5 +616,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(split, m)?)?;
     m.add_function(wrap_pyfunction!(parse_tiktoken, m)?)?;
     m.add_function(wrap_pyfunction!(scanner_for, m)?)?;
+    m.add_function(wrap_pyfunction!(formats::pipeline_split, m)?)?;
     Ok(())
 }

@@ -5,12 +5,38 @@
 use aho_corasick::{AhoCorasick, MatchKind};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::merge::{RankMap, TokenTable, count_piece};
-use crate::piece_cache::{self, encode_cached};
+use crate::merge::{RankMap, TokenTable};
+use crate::piece_cache::{self, count_cached, encode_cached};
 use crate::{Error, Pretokenizer, Rank};
+
+mod pairs;
+pub use pairs::{AddedEntry, PairVocabulary};
 
 /// Ids at or above this cannot be stored densely; no real vocabulary comes close.
 const MAX_ID: Rank = 1 << 28;
+/// Ids below this may be sparse (a toy vocabulary with a special token at 100257 is fine)...
+const FREE_ID_SPACE: usize = 1 << 20;
+/// ...above it, the id space may be at most this many times the number of tokens, so that a
+/// file claiming one huge rank is an error instead of a table of hundreds of megabytes.
+const MAX_IDS_PER_TOKEN: usize = 4;
+
+/// Check, before allocating anything indexed by id, that `n_tokens` tokens with ids below
+/// `id_bound` are dense enough: decoding uses tables indexed by id (5 bytes per id), so a file
+/// that claims one huge id must be an error, not hundreds of megabytes.
+pub fn check_id_space(n_tokens: usize, id_bound: usize) -> Result<(), Error> {
+    if id_bound
+        > n_tokens
+            .saturating_mul(MAX_IDS_PER_TOKEN)
+            .max(FREE_ID_SPACE)
+    {
+        return Err(Error::InvalidVocabulary(format!(
+            "ids run up to {} but there are only {n_tokens} tokens; ids must be nearly \
+             contiguous (below {FREE_ID_SPACE}, or at most {MAX_IDS_PER_TOKEN} ids per token)",
+            id_bound.saturating_sub(1),
+        )));
+    }
+    Ok(())
+}
 
 /// A byte-level BPE encoder.
 #[derive(Debug, Clone)]
@@ -28,6 +54,9 @@ pub struct CoreEncoder {
     present: Vec<bool>,
     specials: FxHashMap<String, Rank>,
     pretokenizer: Pretokenizer,
+    /// Set for vocabularies merged by pair priority (Hugging Face files, see `encoder/pairs.rs`);
+    /// `None` is tiktoken's rank rule with `pretokenizer`.
+    pairs: Option<Box<pairs::PairMode>>,
 }
 
 /// A set of special tokens to recognise in text, compiled for fast search.
@@ -76,7 +105,9 @@ impl CoreEncoder {
     ) -> Result<Self, Error> {
         let ranks = ranks.into_iter();
         let mut map = RankMap::with_capacity_and_hasher(ranks.size_hint().0, Default::default());
-        let mut by_id: Vec<Option<Vec<u8>>> = Vec::new();
+        // Every token, ordinary and special, by id. Kept as a list and sorted, never as a table
+        // indexed by id: a file claiming one huge rank must not allocate gigabytes.
+        let mut by_id: Vec<(Rank, bool, Vec<u8>)> = Vec::with_capacity(ranks.size_hint().0);
         for (token, rank) in ranks {
             if rank >= MAX_ID {
                 return Err(Error::InvalidVocabulary(format!(
@@ -89,24 +120,13 @@ impl CoreEncoder {
                     "rank {rank} has an empty token"
                 )));
             }
-            let slot = rank as usize;
-            if by_id.len() <= slot {
-                by_id.resize(slot + 1, None);
-            }
-            if let Some(other) = &by_id[slot] {
-                return Err(Error::InvalidVocabulary(format!(
-                    "rank {rank} is given to two tokens: {:?} and {:?}",
-                    String::from_utf8_lossy(other),
-                    String::from_utf8_lossy(&token)
-                )));
-            }
             if let Some(previous) = map.insert(token.clone(), rank) {
                 return Err(Error::InvalidVocabulary(format!(
                     "token {:?} has two ranks: {previous} and {rank}",
                     String::from_utf8_lossy(&token)
                 )));
             }
-            by_id[slot] = Some(token);
+            by_id.push((rank, false, token));
         }
         let mut byte_ranks = [0; 256];
         for b in 0..=255u8 {
@@ -129,27 +149,45 @@ impl CoreEncoder {
                     "special token {id} is empty"
                 )));
             }
-            let slot = id as usize;
-            if by_id.len() <= slot {
-                by_id.resize(slot + 1, None);
-            }
-            if by_id[slot].is_some() {
-                return Err(Error::InvalidVocabulary(format!(
-                    "special token {text:?} has id {id}, which is already taken"
-                )));
-            }
-            by_id[slot] = Some(text.as_bytes().to_vec());
+            by_id.push((id, true, text.as_bytes().to_vec()));
             special_map.insert(text, id);
         }
 
-        let mut offsets = Vec::with_capacity(by_id.len() + 1);
+        // Ordinary tokens sort before specials of the same id, so a clash names the special.
+        by_id.sort_unstable_by(|a, b| (a.0, a.1, &a.2).cmp(&(b.0, b.1, &b.2)));
+        for pair in by_id.windows(2) {
+            let ((id, _, first), (_, special, second)) = match pair {
+                [a, b] if a.0 == b.0 => (a, b),
+                _ => continue,
+            };
+            return Err(Error::InvalidVocabulary(if *special {
+                format!(
+                    "special token {:?} has id {id}, which is already taken",
+                    String::from_utf8_lossy(second)
+                )
+            } else {
+                format!(
+                    "rank {id} is given to two tokens: {:?} and {:?}",
+                    String::from_utf8_lossy(first),
+                    String::from_utf8_lossy(second)
+                )
+            }));
+        }
+        let id_bound = by_id.last().map_or(0, |t| t.0 as usize + 1);
+        check_id_space(by_id.len(), id_bound)?;
+
+        let mut offsets = Vec::with_capacity(id_bound + 1);
         let mut bytes = Vec::new();
-        let mut present = Vec::with_capacity(by_id.len());
-        for token in &by_id {
+        let mut present = Vec::with_capacity(id_bound);
+        let mut tokens = by_id.iter().peekable();
+        for id in 0..id_bound {
             offsets.push(bytes.len() as u32);
-            present.push(token.is_some());
-            if let Some(t) = token {
-                bytes.extend_from_slice(t);
+            match tokens.next_if(|t| t.0 as usize == id) {
+                Some((_, _, t)) => {
+                    present.push(true);
+                    bytes.extend_from_slice(t);
+                }
+                None => present.push(false),
             }
         }
         offsets.push(bytes.len() as u32);
@@ -168,6 +206,7 @@ impl CoreEncoder {
             present,
             specials: special_map,
             pretokenizer,
+            pairs: None,
         })
     }
 
@@ -235,6 +274,11 @@ impl CoreEncoder {
     /// Append the ids of `text` (no special tokens) to `out`.
     #[inline]
     pub fn encode_ordinary_into(&self, text: &str, out: &mut Vec<Rank>) -> Result<(), Error> {
+        if let Some(p) = &self.pairs {
+            return p
+                .pipeline
+                .split(text, |piece| p.model.encode_piece(piece, out));
+        }
         piece_cache::with_cache(|mut cache| {
             self.pretokenizer.split(text, |piece| {
                 let bytes = piece.as_bytes();
@@ -253,8 +297,24 @@ impl CoreEncoder {
     /// The number of ids of `text` (no special tokens), without building them.
     pub fn count_ordinary(&self, text: &str) -> Result<usize, Error> {
         let mut n = 0;
-        self.pretokenizer.split(text, |piece| {
-            n += count_piece(piece.as_bytes(), &self.table, &self.byte_ranks)
+        if let Some(p) = &self.pairs {
+            p.pipeline
+                .split(text, |piece| n += p.model.count_piece(piece))?;
+            return Ok(n);
+        }
+        let mut scratch = Vec::new();
+        piece_cache::with_cache(|mut cache| {
+            self.pretokenizer.split(text, |piece| {
+                let (owner, table, bytes) = (self.owner, &self.table, piece.as_bytes());
+                n += count_cached(
+                    &mut cache,
+                    owner,
+                    bytes,
+                    table,
+                    &self.byte_ranks,
+                    &mut scratch,
+                )
+            })
         })?;
         Ok(n)
     }
@@ -322,6 +382,12 @@ impl CoreEncoder {
         let mut out = Vec::with_capacity(data.len() / 3 + 1);
         for chunk in data.utf8_chunks() {
             self.encode_ordinary_into(chunk.valid(), &mut out)?;
+            if let Some(p) = &self.pairs {
+                for &b in chunk.invalid() {
+                    p.model.encode_piece(&[b], &mut out);
+                }
+                continue;
+            }
             out.extend(
                 chunk
                     .invalid()
@@ -393,6 +459,53 @@ mod tests {
         assert!(CoreEncoder::new(dup, [], patterns::GPT2).is_err());
         let base: Vec<(Vec<u8>, Rank)> = (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
         assert!(CoreEncoder::new(base, [("<s>".to_string(), 3)], patterns::GPT2).is_err());
+    }
+
+    #[test]
+    fn huge_sparse_ids_are_rejected_without_allocating() {
+        // A hostile-file case: one line claiming rank 2^28 - 1 used to allocate a 6 GiB table
+        // before any other check ran (now a regression seed of the `tiktoken_parse` fuzz target).
+        let bytes = || (0..=255u8).map(|b| (vec![b], u32::from(b)));
+        let huge = bytes().chain([(b"ab".to_vec(), MAX_ID - 1)]);
+        let err = CoreEncoder::new(huge, [], patterns::GPT2)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("nearly contiguous"), "{err}");
+        let special = CoreEncoder::new(bytes(), [("<s>".to_string(), MAX_ID - 1)], patterns::GPT2);
+        assert!(special.is_err());
+        // Sparse but small id spaces stay fine (a toy vocabulary with cl100k's special id).
+        let toy = CoreEncoder::new(bytes(), [("<s>".to_string(), 100_257)], patterns::GPT2)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(toy.id_bound(), 100_258);
+        assert_eq!(toy.token_bytes(100_257), Some(&b"<s>"[..]));
+        assert_eq!(toy.token_bytes(100_256), None);
+    }
+
+    #[test]
+    fn whole_piece_token_needs_no_merge_path() {
+        // From the `encode` fuzz target: with "aaa" a token but not "aa", a piece "aaa" is that
+        // one token (tiktoken checks the whole piece first), while "aaaa" has no merge at all.
+        let ranks = (0..=255u8)
+            .map(|b| (vec![b], u32::from(b)))
+            .chain([(b"aaa".to_vec(), 256)]);
+        let enc = CoreEncoder::new(ranks, [], patterns::GPT2).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(enc.encode_ordinary("aaa"), Ok(vec![256]));
+        assert_eq!(enc.encode_ordinary("aaaa"), Ok(vec![97; 4]));
+        assert_eq!(enc.count_ordinary("aaa aaaa"), Ok(1 + 5));
+    }
+
+    #[test]
+    fn clashing_ids_are_named() {
+        let bytes = || (0..=255u8).map(|b| (vec![b], u32::from(b)));
+        let two = bytes().chain([(b"ab".to_vec(), 7)]);
+        let err = CoreEncoder::new(two, [], patterns::GPT2)
+            .err()
+            .map(|e| e.to_string());
+        assert!(err.is_some_and(|e| e.contains("rank 7 is given to two tokens")));
+        let special = CoreEncoder::new(bytes(), [("<s>".to_string(), 7)], patterns::GPT2);
+        let err = special.err().map(|e| e.to_string());
+        assert!(err.is_some_and(|e| e.contains("\"<s>\" has id 7, which is already taken")));
     }
 
     #[test]

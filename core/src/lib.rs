@@ -2,19 +2,25 @@
 //!
 //! The modules follow the pipeline a text goes through:
 //! - [`byte_map`]: the GPT-2 bijection between bytes and visible characters (for text formats);
+//! - [`added`]: Hugging Face added tokens, split off before anything else;
 //! - [`pretokenize`]: cutting text into pieces with a model's pattern (hand-written scanners for the
-//!   well-known patterns, a general regex engine for any other);
-//! - [`merge`]: turning one piece into token ids by rank-greedy merging;
-//! - [`encoder`]: the whole encoder (ranks, special tokens, decoding);
+//!   well-known patterns, a general regex engine for any other), or with a pipeline of Hugging
+//!   Face pre-tokenizer stages ([`pretokenize::pipeline`]);
+//! - [`merge`]: turning one piece into token ids by rank-greedy merging (tiktoken's rule);
+//! - [`pair_merge`]: the same by pair priority (Hugging Face's rule, ids free of merge order);
+//! - [`encoder`]: the whole encoder (ranks or pairs, special tokens, decoding);
+//! - [`formats`]: the vocabulary files worth parsing in Rust (tiktoken, GPT-2/HF merges);
 //! - [`train`]: learning merges from a corpus.
 //!
 //! Errors are values ([`Error`]); nothing reachable from input panics.
 
+pub mod added;
 pub mod byte_map;
 pub mod encoder;
 pub mod error;
 pub mod formats;
 pub mod merge;
+pub mod pair_merge;
 mod piece_cache;
 pub mod pretokenize;
 pub mod train;

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from bytepair import formats as formats
 from bytepair.encoding import Encoding as Encoding
 from bytepair.encoding import StreamDecoder as StreamDecoder
 from bytepair.registry import encoding_for_model as encoding_for_model
@@ -21,6 +22,7 @@ __all__ = [
     "StreamDecoder",
     "encoding_for_model",
     "encoding_name_for_model",
+    "formats",
     "get_encoding",
     "list_encoding_names",
     "train",

@@ -11,13 +11,19 @@ from __future__ import annotations
 import codecs
 import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from bytepair import _core
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import numpy as np
     import numpy.typing as npt
+
+    from bytepair.chat import ChatTemplate, SpecialMatch
+    from bytepair.formats import SaveFormat
+    from bytepair.formats.hf_pipeline import HfPipeline
 
 _DEFAULT_THREADS = min(8, os.cpu_count() or 1)
 
@@ -37,6 +43,24 @@ def _repair_surrogates(text: str) -> str:
     # Python strings may hold lone surrogates (from JSON, Windows paths, ...), which have no UTF-8
     # form. Like tiktoken, pair up what can be paired and replace the rest with U+FFFD.
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+class _AllowedNotGiven(frozenset):  # type: ignore[type-arg]
+    """The default of ``allowed_special``: no special tokens for tiktoken files, and the rule of
+    ``tokenizers`` (every added token is recognised) for Hugging Face files."""
+
+    def __repr__(self) -> str:
+        return "frozenset()"
+
+
+class _DisallowedNotGiven(str):
+    """The default of ``disallowed_special`` (``"all"``), told apart from an explicit ``"all"``."""
+
+    __slots__ = ()
+
+
+_ALLOWED_DEFAULT: frozenset[str] = _AllowedNotGiven()
+_DISALLOWED_DEFAULT = cast(Literal["all"], _DisallowedNotGiven("all"))
 
 
 class Encoding:
@@ -79,8 +103,13 @@ class Encoding:
         core: _core.CoreEncoding,
         special_tokens: dict[str, int],
         mergeable_ranks: dict[bytes, int] | None = None,
+        *,
+        hf: HfPipeline | None = None,
     ) -> None:
         self.name = name
+        # Set for encodings read from Hugging Face files: normalizer, added tokens,
+        # post-processor (bytepair.formats.hf_pipeline).
+        self._hf = hf
         self._pat_str = pat_str
         self._core = core
         self._special_tokens = special_tokens
@@ -115,6 +144,120 @@ class Encoding:
             special_tokens=dict(special_tokens or {}),
             source=path,
         )
+
+    @classmethod
+    def _from_core(
+        cls,
+        name: str,
+        pat_str: str,
+        core: _core.CoreEncoding,
+        special_tokens: Mapping[str, int],
+        *,
+        hf: HfPipeline | None = None,
+    ) -> Encoding:
+        self = cls.__new__(cls)
+        self._init_from_core(name, pat_str, core, dict(special_tokens), hf=hf)
+        return self
+
+    @classmethod
+    def from_file(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        pat_str: str | None = None,
+        special_tokens: Mapping[str, int] | None = None,
+        **options: Any,
+    ) -> Encoding:
+        """Read a vocabulary in any supported format, recognised by content: tiktoken (also
+        Llama 3's ``tokenizer.model``), GPT-2 ``encoder.json`` + ``vocab.bpe``, Hugging Face
+        ``vocab.json`` + ``merges.txt`` (a folder or either file of the pair), ``tokenizer.json``.
+
+        ``pat_str`` and ``special_tokens`` are for formats that do not hold them; the known
+        tiktoken files (by sha256) and ``tokenizer.json`` need neither. ``options`` go to
+        :meth:`from_hf_files` for ``vocab.json`` + ``merges.txt`` (``normalizer=``,
+        ``pre_tokenizer=``, ``ignore_merges=``). See :mod:`bytepair.formats` for how each format
+        is read and how special tokens behave.
+
+        >>> import tempfile, pathlib
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "bytes.tiktoken"
+        >>> enc = Encoding("b", pat_str=r"\\S+|\\s+",
+        ...                mergeable_ranks={bytes([b]): b for b in range(256)}, special_tokens={})
+        >>> _ = enc.save(path, format="tiktoken")
+        >>> Encoding.from_file(path, pat_str=r"\\S+|\\s+").encode("hi")
+        [104, 105]
+        """
+        from bytepair.formats import load
+
+        return load(path, pat_str=pat_str, special_tokens=special_tokens, **options)
+
+    @classmethod
+    def from_gpt2_files(
+        cls,
+        encoder_json: str | os.PathLike[str],
+        vocab_bpe: str | os.PathLike[str],
+        *,
+        pat_str: str | None = None,
+        special_tokens: Mapping[str, int] | None = None,
+    ) -> Encoding:
+        """Read GPT-2's ``encoder.json`` + ``vocab.bpe`` as tiktoken does (ids are ranks).
+
+        ``pat_str`` defaults to GPT-2's; the entries no merge makes (``<|endoftext|>``) are special
+        tokens, with ``special_tokens`` added. See :mod:`bytepair.formats.gpt2`.
+        """
+        from bytepair.formats.gpt2 import load_gpt2_files
+
+        return load_gpt2_files(
+            encoder_json, vocab_bpe, pat_str=pat_str, special_tokens=special_tokens
+        )
+
+    @classmethod
+    def from_hf_files(
+        cls,
+        vocab_json: str | os.PathLike[str],
+        merges_txt: str | os.PathLike[str],
+        *,
+        pat_str: str | None = None,
+        special_tokens: Mapping[str, int] | None = None,
+        **options: Any,
+    ) -> Encoding:
+        """Read Hugging Face ``vocab.json`` + ``merges.txt`` as ``tokenizers`` does (pair merges).
+
+        The pre-tokenizer is ``ByteLevel`` (GPT-2's) unless ``pat_str`` (a pattern name or regex)
+        or ``pre_tokenizer=`` (a ``tokenizer.json`` object) says otherwise; ``normalizer=`` takes a
+        name such as ``"NFC"`` or an object. See :func:`bytepair.formats.gpt2.load_hf_files`.
+        """
+        from bytepair.formats.gpt2 import load_hf_files
+
+        return load_hf_files(
+            vocab_json, merges_txt, pat_str=pat_str, special_tokens=special_tokens, **options
+        )
+
+    @classmethod
+    def from_tokenizer_json(cls, path: str | os.PathLike[str]) -> Encoding:
+        """Read a Hugging Face ``tokenizer.json`` of a byte-level BPE model; ids equal
+        ``tokenizers.Tokenizer.from_file(path).encode(text).ids``. See
+        :mod:`bytepair.formats.hf_json` for what is supported (anything else is a ``ValueError``
+        naming the component).
+        """
+        from bytepair.formats.hf_json import load_tokenizer_json
+
+        return load_tokenizer_json(path)
+
+    def save(self, path: str | os.PathLike[str], format: SaveFormat = "tiktoken") -> list[Path]:
+        """Write this encoding as ``"tiktoken"`` (a ``.tiktoken`` file), ``"hf"`` (a
+        ``tokenizer.json`` that ``tokenizers`` reads with identical ids) or ``"gpt2"``
+        (``encoder.json`` + ``vocab.bpe`` in the folder ``path``). Files are written atomically;
+        the paths written are returned. See :func:`bytepair.formats.save`.
+
+        >>> import tempfile, pathlib
+        >>> enc = Encoding("b", pat_str="gpt2",
+        ...                mergeable_ranks={bytes([b]): b for b in range(256)}, special_tokens={})
+        >>> [p.name for p in enc.save(pathlib.Path(tempfile.mkdtemp()), format="hf")]
+        ['tokenizer.json']
+        """
+        from bytepair.formats import save
+
+        return save(self, path, format=format)
 
     @classmethod
     def _from_tiktoken_bytes(
@@ -154,7 +297,13 @@ class Encoding:
         >>> enc = Encoding("bytes", pat_str=r".", mergeable_ranks=ranks, special_tokens={})
         >>> enc.encode_ordinary("hi")
         [104, 105]
+
+        For an encoding read from Hugging Face files, "ordinary" means what ``tokenizers`` does
+        with ``encode_special_tokens = True`` and ``add_special_tokens=False``: special added tokens
+        are text, non-special added tokens (part of the vocabulary) are still recognised.
         """
+        if self._hf is not None:
+            return self._hf.encode(self._core, _utf8_safe(text), [], False)
         try:
             return self._core.encode_ordinary(text)
         except UnicodeEncodeError:
@@ -166,6 +315,15 @@ class Encoding:
         disallowed_special: Literal["all"] | Collection[str],
     ) -> tuple[list[str], list[str]]:
         """The allowed specials (known ones only) and the disallowed ones to check for."""
+        for what, value in (
+            ("allowed_special", allowed_special),
+            ("disallowed_special", disallowed_special),
+        ):
+            if isinstance(value, str) and value != "all":
+                raise TypeError(
+                    f"{what} must be 'all' or a collection of token texts, not the str "
+                    f"{value!r}; did you mean {what}={{{value!r}}}?"
+                )
         if allowed_special == "all":
             allowed = self._special_list
         elif not allowed_special:
@@ -199,12 +357,29 @@ class Encoding:
         if first is not None:
             _raise_disallowed_special(first[1])
 
+    def _hf_allowed(
+        self,
+        text: str,
+        allowed_special: Literal["all"] | Collection[str],
+        disallowed_special: Literal["all"] | Collection[str],
+    ) -> list[str] | None:
+        """For a Hugging Face encoding: the special added tokens to recognise (``None``: all, as
+        ``tokenizers`` does, when neither argument was given); checks disallowed ones."""
+        if isinstance(allowed_special, _AllowedNotGiven) and isinstance(
+            disallowed_special, _DisallowedNotGiven
+        ):
+            return None
+        allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
+        self._check_disallowed(text, disallowed)
+        return allowed
+
     def encode(
         self,
         text: str,
         *,
-        allowed_special: Literal["all"] | Collection[str] = frozenset(),
-        disallowed_special: Literal["all"] | Collection[str] = "all",
+        allowed_special: Literal["all"] | Collection[str] = _ALLOWED_DEFAULT,
+        disallowed_special: Literal["all"] | Collection[str] = _DISALLOWED_DEFAULT,
+        add_special_tokens: bool = True,
     ) -> list[int]:
         """Encode ``text``; special tokens follow tiktoken's rules.
 
@@ -218,7 +393,17 @@ class Encoding:
         [97, 256]
         >>> enc.encode("a<s>", disallowed_special=())
         [97, 60, 115, 62]
+
+        An encoding read from Hugging Face files behaves like ``tokenizers.Tokenizer.encode``:
+        its added tokens are recognised in text and its post-processor adds the model's tokens
+        (``<s>`` ... ``</s>``) unless ``add_special_tokens=False``. Passing ``allowed_special`` or
+        ``disallowed_special`` applies tiktoken's rules to its special added tokens instead.
+        ``add_special_tokens`` does nothing for tiktoken files, which have no post-processor.
         """
+        if self._hf is not None:
+            text = _utf8_safe(text)
+            allowed = self._hf_allowed(text, allowed_special, disallowed_special)
+            return self._hf.encode(self._core, text, allowed, add_special_tokens)
         try:
             return self._encode(text, allowed_special, disallowed_special)
         except UnicodeEncodeError:
@@ -240,16 +425,23 @@ class Encoding:
         self,
         text: str,
         *,
-        allowed_special: Literal["all"] | Collection[str] = frozenset(),
-        disallowed_special: Literal["all"] | Collection[str] = "all",
+        allowed_special: Literal["all"] | Collection[str] = _ALLOWED_DEFAULT,
+        disallowed_special: Literal["all"] | Collection[str] = _DISALLOWED_DEFAULT,
+        add_special_tokens: bool = True,
     ) -> npt.NDArray[np.uint32]:
         """Encode to a numpy ``uint32`` array (numpy is imported only here)."""
         import numpy as np
 
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            text = _repair_surrogates(text)
+        if self._hf is not None:
+            ids = self.encode(
+                text,
+                allowed_special=allowed_special,
+                disallowed_special=disallowed_special,
+                add_special_tokens=add_special_tokens,
+            )
+            return np.array(ids, dtype=np.uint32)
+
+        text = _utf8_safe(text)
         allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
         self._check_disallowed(text, disallowed)
         raw = self._core.encode_to_u32_bytes(text, allowed)
@@ -259,7 +451,12 @@ class Encoding:
         self, text: Sequence[str], *, num_threads: int = _DEFAULT_THREADS
     ) -> list[list[int]]:
         """Encode many texts on ``num_threads`` threads (the GIL is released)."""
-        texts = [_utf8_safe(t) for t in text]
+        texts = _texts(text)
+        num_threads = _threads(num_threads, len(texts))
+        if self._hf is not None:
+            if self._hf.needs_python:
+                return [self._hf.encode(self._core, t, [], False) for t in texts]
+            return self._core.encode_hf_batch(texts, num_threads, [])
         return self._core.encode_ordinary_batch(texts, num_threads)
 
     def encode_batch(
@@ -267,11 +464,17 @@ class Encoding:
         text: Sequence[str],
         *,
         num_threads: int = _DEFAULT_THREADS,
-        allowed_special: Literal["all"] | Collection[str] = frozenset(),
-        disallowed_special: Literal["all"] | Collection[str] = "all",
+        allowed_special: Literal["all"] | Collection[str] = _ALLOWED_DEFAULT,
+        disallowed_special: Literal["all"] | Collection[str] = _DISALLOWED_DEFAULT,
+        add_special_tokens: bool = True,
     ) -> list[list[int]]:
         """Encode many texts on ``num_threads`` threads, with :meth:`encode`'s special rules."""
-        texts = [_utf8_safe(t) for t in text]
+        texts = _texts(text)
+        num_threads = _threads(num_threads, len(texts))
+        if self._hf is not None:
+            return self._hf_batch(
+                texts, num_threads, allowed_special, disallowed_special, add_special_tokens
+            )
         allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
         for t in texts:
             self._check_disallowed(t, disallowed)
@@ -279,12 +482,33 @@ class Encoding:
             return self._core.encode_ordinary_batch(texts, num_threads)
         return self._core.encode_batch(texts, num_threads, allowed)
 
+    def _hf_batch(
+        self,
+        texts: list[str],
+        num_threads: int,
+        allowed_special: Literal["all"] | Collection[str],
+        disallowed_special: Literal["all"] | Collection[str],
+        add_special_tokens: bool,
+    ) -> list[list[int]]:
+        hf = self._hf
+        assert hf is not None
+        allowed = None
+        for t in texts:
+            allowed = self._hf_allowed(t, allowed_special, disallowed_special)
+        if hf.needs_python:
+            return [hf.encode(self._core, t, allowed, add_special_tokens) for t in texts]
+        batch = self._core.encode_hf_batch(texts, num_threads, allowed)
+        if add_special_tokens and (hf.prefix or hf.suffix):
+            return [[*hf.prefix, *ids, *hf.suffix] for ids in batch]
+        return batch
+
     def count(
         self,
         text: str,
         *,
-        allowed_special: Literal["all"] | Collection[str] = frozenset(),
-        disallowed_special: Literal["all"] | Collection[str] = "all",
+        allowed_special: Literal["all"] | Collection[str] = _ALLOWED_DEFAULT,
+        disallowed_special: Literal["all"] | Collection[str] = _DISALLOWED_DEFAULT,
+        add_special_tokens: bool = True,
     ) -> int:
         """The number of tokens :meth:`encode` would return, without building the list.
 
@@ -293,6 +517,15 @@ class Encoding:
         >>> enc.count("héllo")
         6
         """
+        if self._hf is not None:
+            return len(
+                self.encode(
+                    text,
+                    allowed_special=allowed_special,
+                    disallowed_special=disallowed_special,
+                    add_special_tokens=add_special_tokens,
+                )
+            )
         text = _utf8_safe(text)
         allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
         self._check_disallowed(text, disallowed)
@@ -305,11 +538,18 @@ class Encoding:
         text: Sequence[str],
         *,
         num_threads: int = _DEFAULT_THREADS,
-        allowed_special: Literal["all"] | Collection[str] = frozenset(),
-        disallowed_special: Literal["all"] | Collection[str] = "all",
+        allowed_special: Literal["all"] | Collection[str] = _ALLOWED_DEFAULT,
+        disallowed_special: Literal["all"] | Collection[str] = _DISALLOWED_DEFAULT,
+        add_special_tokens: bool = True,
     ) -> list[int]:
         """Token counts of many texts, on ``num_threads`` threads."""
-        texts = [_utf8_safe(t) for t in text]
+        texts = _texts(text)
+        num_threads = _threads(num_threads, len(texts))
+        if self._hf is not None:
+            batch = self._hf_batch(
+                texts, num_threads, allowed_special, disallowed_special, add_special_tokens
+            )
+            return [len(ids) for ids in batch]
         allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
         for t in texts:
             self._check_disallowed(t, disallowed)
@@ -327,31 +567,124 @@ class Encoding:
             if text_or_bytes in self._special_tokens:
                 return self._special_tokens[text_or_bytes]
             text_or_bytes = text_or_bytes.encode("utf-8")
+        if not isinstance(text_or_bytes, bytes | bytearray | memoryview):
+            raise TypeError(f"expected str or bytes, got {type(text_or_bytes).__name__}")
         return self._core.encode_single_token(bytes(text_or_bytes))
+
+    # ---- chat prompts and untrusted text (bytepair.chat) ----------------------------------
+
+    def encode_chat(
+        self,
+        messages: Sequence[Mapping[str, str]],
+        template: str | ChatTemplate = "chatml",
+        *,
+        add_generation_prompt: bool = False,
+    ) -> list[int]:
+        """Encode a chat: control tokens from the template as ids, every message's content as
+        ordinary text, so no message can produce a control token (prompt injection).
+
+        ``messages`` is a list of ``{"role": ..., "content": ...}``; ``template`` is
+        ``"chatml"``, ``"llama3"`` or a :class:`bytepair.chat.ChatTemplate`. Wrong types are a
+        ``TypeError``, unknown roles or keys a ``ValueError``; so is a template whose special
+        tokens this encoding lacks (the message shows how to add them with
+        :meth:`with_special_tokens`).
+        """
+        from bytepair import chat
+
+        return chat.encode_chat(
+            self, messages, template, add_generation_prompt=add_generation_prompt
+        )
+
+    def find_special(self, text: str, *, names: Iterable[str] | None = None) -> list[SpecialMatch]:
+        """Where ``text`` spells or imitates a control token: this encoding's special tokens and
+        the well-known ones of other chat formats (or ``names``). Near misses count: case,
+        zero-width characters inside, full-width brackets; see :func:`bytepair.chat.find_special`.
+        """
+        from bytepair import chat
+
+        wanted = self._special_set | set(chat.KNOWN_CONTROL_TOKENS) if names is None else names
+        return chat.find_special(text, wanted, specials=self._special_set)
+
+    def sanitize(
+        self, text: str, *, names: Iterable[str] | None = None, replacement: str | None = None
+    ) -> str:
+        """``text`` with every :meth:`find_special` match neutralised (by default its brackets
+        become HTML character references: ``&lt;|im_end|&gt;``), for prompts built as strings.
+        """
+        from bytepair import chat
+
+        wanted = self._special_set | set(chat.KNOWN_CONTROL_TOKENS) if names is None else names
+        return chat.sanitize(text, wanted, replacement=replacement, specials=self._special_set)
+
+    def with_special_tokens(
+        self, special_tokens: Mapping[str, int], *, name: str | None = None
+    ) -> Encoding:
+        """A copy of this encoding with more special tokens (same ranks and pattern), e.g. the
+        ChatML tokens that ``cl100k_base`` lacks:
+        ``enc.with_special_tokens({"<|im_start|>": 100264, "<|im_end|>": 100265})``.
+        """
+        if self._hf is not None or getattr(self._core, "is_pair_mode", False) is True:
+            raise ValueError(
+                f"{self.name!r} was read from Hugging Face files, whose merges and added tokens a "
+                "copy made from ranks would lose: add the tokens to its tokenizer.json instead"
+            )
+        extra = dict(special_tokens)
+        for token, id_ in extra.items():
+            if self._special_tokens.get(token, id_) != id_:
+                raise ValueError(
+                    f"{token!r} is already a special token with id {self._special_tokens[token]}"
+                )
+        return Encoding(
+            name or self.name,
+            pat_str=self._pat_str,
+            mergeable_ranks=self._mergeable_ranks,
+            special_tokens={**self._special_tokens, **extra},
+        )
 
     # ---- decoding -------------------------------------------------------------------------
 
     def decode_bytes(self, tokens: Sequence[int]) -> bytes:
         """The bytes of ``tokens``; ``KeyError`` names the first id that is no token."""
-        return self._core.decode_bytes(list(tokens))
+        tokens = list(tokens)
+        try:
+            return self._core.decode_bytes(tokens)
+        except OverflowError:
+            raise _unknown_id(tokens) from None
 
-    def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
+    def decode(
+        self, tokens: Sequence[int], errors: str = "replace", *, skip_special_tokens: bool = False
+    ) -> str:
         """Decode ``tokens`` to text; invalid UTF-8 is handled by ``errors`` (as bytes.decode).
 
+        ``skip_special_tokens=True`` leaves special tokens out, as ``tokenizers``' ``decode`` does
+        by default.
+
         >>> enc = Encoding("b", pat_str=r".", mergeable_ranks={bytes([b]): b for b in range(256)},
-        ...                special_tokens={})
+        ...                special_tokens={"<s>": 256})
         >>> enc.decode([0xC3, 0xA9]), enc.decode([0xC3])
         ('é', '�')
+        >>> enc.decode([256, 104]), enc.decode([256, 104], skip_special_tokens=True)
+        ('<s>h', 'h')
         """
-        return self._core.decode_bytes(list(tokens)).decode("utf-8", errors=errors)
+        if skip_special_tokens:
+            special = self._special_ids
+            tokens = [t for t in tokens if t not in special]
+        return self.decode_bytes(tokens).decode("utf-8", errors=errors)
 
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The bytes of one token."""
-        return self._core.decode_single_token_bytes(token)
+        try:
+            return self._core.decode_single_token_bytes(token)
+        except OverflowError:
+            raise _unknown_id([token]) from None
 
     def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
         """The bytes of each token, in order."""
-        return self._core.decode_tokens_bytes(list(tokens))
+        tokens = list(tokens)
+        try:
+            return self._core.decode_tokens_bytes(tokens)
+        except OverflowError:
+            raise _unknown_id(tokens) from None
 
     def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
         """Decode, and give the character offset where each token starts (tiktoken's rule: a
@@ -441,6 +774,10 @@ class Encoding:
     # ---- pickling ------------------------------------------------------------------------
 
     def __getstate__(self) -> dict[str, Any]:
+        if self._hf is not None:
+            from bytepair.formats.hf_json import tokenizer_json
+
+            return {"name": self.name, "tokenizer_json": tokenizer_json(self)}
         return {
             "name": self.name,
             "pat_str": self._pat_str,
@@ -449,6 +786,14 @@ class Encoding:
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        if "tokenizer_json" in state:
+            from bytepair.formats.hf_json import load_tokenizer_json
+
+            other = load_tokenizer_json(
+                state["name"], data=state["tokenizer_json"], name=state["name"]
+            )
+            self.__dict__.update(other.__dict__)
+            return
         self.__init__(  # type: ignore[misc]
             state["name"],
             pat_str=state["pat_str"],
@@ -474,7 +819,40 @@ def _check_explicit_n_vocab(
         )
 
 
+def _texts(text: Sequence[str]) -> list[str]:
+    """The texts of a batch call; one str is a TypeError, not a batch of its characters."""
+    if isinstance(text, str | bytes):
+        raise TypeError(
+            f"expected a list of str, got {type(text).__name__}; "
+            "for one text use encode(), encode_ordinary() or count()"
+        )
+    return [_utf8_safe(t) for t in text]
+
+
+# More threads than this is a mistake (each is an OS thread), not a speed-up.
+_MAX_THREADS = 256
+
+
+def _threads(num_threads: int, n_items: int) -> int:
+    """``num_threads`` checked, and never more than there are items."""
+    if not isinstance(num_threads, int) or isinstance(num_threads, bool):
+        raise TypeError(f"num_threads must be an int, got {type(num_threads).__name__}")
+    if not 1 <= num_threads <= _MAX_THREADS:
+        raise ValueError(f"num_threads must be between 1 and {_MAX_THREADS}, got {num_threads}")
+    return max(1, min(num_threads, n_items))
+
+
+def _unknown_id(tokens: Iterable[object]) -> KeyError:
+    """The error for ids too large for the core to read (it reads 64-bit ids)."""
+    for token in tokens:
+        if isinstance(token, int) and not -(2**63) <= token < 2**63:
+            return KeyError(f"token id {token} is not in the vocabulary")
+    return KeyError("a token id is not in the vocabulary")
+
+
 def _utf8_safe(text: str) -> str:
+    if not isinstance(text, str):
+        raise TypeError(f"expected a str, got {type(text).__name__}")
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

@@ -9,6 +9,7 @@ mod classes;
 #[cfg(test)]
 mod differential_tests;
 pub mod patterns;
+pub mod pipeline;
 mod scanners;
 
 use crate::Error;

@@ -1,0 +1,155 @@
+//! Building encoders from GPT-2 and Hugging Face files, and what saving them needs.
+//!
+//! The Python package (`bytepair.formats`) parses JSON and decides what each component means;
+//! these helpers turn its plain description into core objects. A pipeline stage arrives as a tuple
+//! `(kind, argument, behavior, flag)`:
+//!
+//! - `("regex", pattern, behavior, invert)`, `("literal", text, behavior, invert)`,
+//!   `("numeric", None, behavior, invert)`, `("punctuation", None, behavior, invert)`;
+//! - `("byte_level", gpt2_pattern_or_None, "", add_prefix_space)`.
+//!
+//! An added token arrives as `(content, pattern, id, special, single_word, lstrip, rstrip,
+//! normalized)`.
+
+use bytepair_core::added::{AddedToken, AddedVocabulary};
+use bytepair_core::encoder::AddedEntry;
+use bytepair_core::formats::hf::{self, MergeList};
+use bytepair_core::pair_merge::MissingByte;
+use bytepair_core::pretokenize::pipeline::{Behavior, Matcher, Pipeline, Stage};
+use bytepair_core::{CoreEncoder, Error, Pretokenizer, Rank};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use super::to_py_err;
+
+/// One pipeline stage as Python describes it.
+pub type StageSpec = (String, Option<String>, String, bool);
+
+/// One added token as Python describes it.
+pub type AddedSpec = (String, String, Rank, bool, bool, bool, bool, bool);
+
+/// A token id and the two token byte strings it is merged from, if any.
+pub type DerivedMerge<'py> = (Rank, Option<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)>);
+
+fn behavior(name: &str) -> PyResult<Behavior> {
+    Ok(match name {
+        "removed" => Behavior::Removed,
+        "isolated" => Behavior::Isolated,
+        "merged_with_previous" => Behavior::MergedWithPrevious,
+        "merged_with_next" => Behavior::MergedWithNext,
+        "contiguous" => Behavior::Contiguous,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown split behaviour {other:?}"
+            )));
+        }
+    })
+}
+
+/// The pipeline that `stages` describe.
+pub fn pipeline(stages: Vec<StageSpec>) -> PyResult<Pipeline> {
+    let mut out = Vec::with_capacity(stages.len());
+    for (kind, arg, how, flag) in stages {
+        let stage = match kind.as_str() {
+            "byte_level" => Stage::ByteLevel {
+                add_prefix_space: flag,
+                regex: arg
+                    .as_deref()
+                    .map(Pretokenizer::new)
+                    .transpose()
+                    .map_err(to_py_err)?,
+            },
+            _ => {
+                let matcher = match (kind.as_str(), arg) {
+                    ("regex", Some(p)) => Matcher::Regex(Pretokenizer::new(&p).map_err(to_py_err)?),
+                    ("literal", Some(s)) => Matcher::Literal(s),
+                    ("numeric", _) => Matcher::Numeric,
+                    ("punctuation", _) => Matcher::Punctuation,
+                    (k, _) => {
+                        return Err(PyValueError::new_err(format!(
+                            "unknown pipeline stage {k:?}"
+                        )));
+                    }
+                };
+                Stage::Split {
+                    matcher,
+                    behavior: behavior(&how)?,
+                    invert: flag,
+                }
+            }
+        };
+        out.push(stage);
+    }
+    Pipeline::new(out).map_err(to_py_err)
+}
+
+/// The added tokens, compiled, and the entries the encoder stores for them.
+pub fn added(tokens: Vec<AddedSpec>) -> PyResult<(AddedVocabulary, Vec<AddedEntry>)> {
+    let mut entries: Vec<AddedEntry> = Vec::with_capacity(tokens.len());
+    let mut seen = std::collections::HashSet::new();
+    let mut list: Vec<AddedToken> = Vec::with_capacity(tokens.len());
+    for (content, pattern, id, special, single_word, lstrip, rstrip, normalized) in tokens {
+        // An id decodes as `tokenizers`' ByteLevel decoder reads its text.
+        if seen.insert(id) {
+            entries.push((content.clone(), id, hf::token_bytes(&content).0));
+        }
+        list.push(AddedToken {
+            content,
+            pattern,
+            id,
+            special,
+            single_word,
+            lstrip,
+            rstrip,
+            normalized,
+        });
+    }
+    Ok((AddedVocabulary::new(list).map_err(to_py_err)?, entries))
+}
+
+/// Merges from a JSON list (`pairs`) or a merges file's bytes (`data`).
+pub fn merge_list(
+    pairs: Option<Vec<(String, String)>>,
+    data: Option<&[u8]>,
+) -> Result<MergeList, Error> {
+    match (pairs, data) {
+        (Some(merges), _) => Ok(MergeList {
+            merges,
+            lines: None,
+        }),
+        (None, Some(data)) => hf::parse_merges(data),
+        (None, None) => Ok(MergeList::default()),
+    }
+}
+
+/// A pair-merge encoder from a Hugging Face model description.
+#[allow(clippy::too_many_arguments)]
+pub fn pair_encoder(
+    vocab: Vec<(String, Rank)>,
+    merges: MergeList,
+    ignore_merges: bool,
+    unknown: Option<(Rank, bool)>,
+    added: Vec<AddedEntry>,
+    pipeline: Pipeline,
+) -> Result<CoreEncoder, Error> {
+    let mut model = hf::pair_vocabulary(&vocab, &merges)?;
+    model.ignore_merges = ignore_merges;
+    model.missing = match unknown {
+        Some((id, fuse)) => MissingByte::Unknown { id, fuse },
+        None => MissingByte::Drop,
+    };
+    CoreEncoder::with_pair_merges(model, added, pipeline)
+}
+
+/// Split `text` with a pipeline (for tests against `tokenizers`' `pre_tokenize_str`).
+#[pyfunction]
+pub fn pipeline_split<'py>(
+    py: Python<'py>,
+    stages: Vec<StageSpec>,
+    text: &str,
+) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+    let p = pipeline(stages)?;
+    let pieces = py.detach(|| p.pieces(text)).map_err(to_py_err)?;
+    Ok(pieces.iter().map(|b| PyBytes::new(py, b)).collect())
+}

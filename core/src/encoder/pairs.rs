@@ -1,0 +1,308 @@
+//! Pair-merge mode of [`CoreEncoder`]: the Hugging Face rule ([`crate::pair_merge`]) with a
+//! pre-tokenizer pipeline and added tokens that may share ids with model tokens.
+//!
+//! Kept apart from `encoder.rs` so that the tiktoken path there stays as it was: an encoder in
+//! this mode only differs in `pairs` being set, which the encode functions test once per text.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::{CoreEncoder, MAX_ID, check_id_space};
+use crate::merge::RankMap;
+use crate::pair_merge::{MissingByte, NONE, PairModel};
+use crate::pretokenize::Scanner;
+use crate::pretokenize::pipeline::Pipeline;
+use crate::{Error, Pretokenizer, Rank};
+
+/// What pair mode adds to an encoder.
+#[derive(Debug, Clone)]
+pub(super) struct PairMode {
+    pub(super) model: PairModel,
+    pub(super) pipeline: Pipeline,
+    /// The model vocabulary's ids, and whether each was written in the GPT-2 byte alphabet (the
+    /// others, such as OLMo's `"   "`, stand for their own UTF-8 bytes).
+    vocab: Vec<(Rank, bool)>,
+}
+
+/// The model part of a pair-merge (Hugging Face) vocabulary, as
+/// [`CoreEncoder::with_pair_merges`] takes it.
+#[derive(Debug, Clone)]
+pub struct PairVocabulary {
+    /// Model tokens: bytes, id, and whether the file wrote it in the GPT-2 byte alphabet.
+    pub vocab: Vec<(Vec<u8>, Rank, bool)>,
+    /// `(left, right, result)` ids, in priority order.
+    pub merges: Vec<(Rank, Rank, Rank)>,
+    /// Hugging Face's `ignore_merges`: a piece that is a whole token is that token.
+    pub ignore_merges: bool,
+    /// What a byte without a single-byte token becomes.
+    pub missing: MissingByte,
+}
+
+/// An added token as the encoder stores it: text, id, and the bytes its id decodes to.
+pub type AddedEntry = (String, Rank, Vec<u8>);
+
+fn slot(
+    id: Rank,
+    by_id: &mut Vec<Option<Vec<u8>>>,
+    what: impl FnOnce() -> String,
+) -> Result<usize, Error> {
+    if id >= MAX_ID {
+        return Err(Error::InvalidVocabulary(format!(
+            "{} has id {id}, too large (ids must be below {MAX_ID})",
+            what()
+        )));
+    }
+    let slot = id as usize;
+    if by_id.len() <= slot {
+        by_id.resize(slot + 1, None);
+    }
+    Ok(slot)
+}
+
+impl CoreEncoder {
+    /// Build a pair-merge encoder (Hugging Face semantics, see [`crate::pair_merge`]).
+    ///
+    /// `added` are the added tokens; unlike tiktoken specials they may share an id with a model
+    /// token (NeoX's `<|endoftext|>` is both), and the id then decodes as the added token, as in
+    /// `tokenizers`. Ids must be unique within the model and within `added`; merges may name only
+    /// model ids. Bytes missing from the vocabulary are allowed (see [`MissingByte`]).
+    pub fn with_pair_merges(
+        model: PairVocabulary,
+        added: Vec<AddedEntry>,
+        pipeline: Pipeline,
+    ) -> Result<Self, Error> {
+        let PairVocabulary {
+            vocab,
+            merges,
+            ignore_merges,
+            missing,
+        } = model;
+        // Tables are indexed by id: refuse a sparse id space before allocating one.
+        let highest = vocab
+            .iter()
+            .map(|t| t.1)
+            .chain(added.iter().map(|t| t.1))
+            .max();
+        if let Some(id) = highest.filter(|&id| id >= MAX_ID) {
+            return Err(Error::InvalidVocabulary(format!(
+                "id {id} is too large (ids must be below {MAX_ID})"
+            )));
+        }
+        let id_bound = highest.map_or(0, |id| id as usize + 1);
+        check_id_space(vocab.len() + added.len(), id_bound)?;
+        let mut by_id: Vec<Option<Vec<u8>>> = Vec::with_capacity(id_bound);
+        let mut model_map = RankMap::with_capacity_and_hasher(vocab.len(), Default::default());
+        let mut vocab_ids = Vec::with_capacity(vocab.len());
+        for (token, id, in_byte_alphabet) in vocab {
+            let at = slot(id, &mut by_id, || {
+                format!("token {:?}", String::from_utf8_lossy(&token))
+            })?;
+            if let Some(other) = &by_id[at] {
+                return Err(Error::InvalidVocabulary(format!(
+                    "id {id} is given to two tokens: {:?} and {:?}",
+                    String::from_utf8_lossy(other),
+                    String::from_utf8_lossy(&token)
+                )));
+            }
+            if token.is_empty() {
+                return Err(Error::InvalidVocabulary(format!(
+                    "id {id} has an empty token"
+                )));
+            }
+            if in_byte_alphabet {
+                if let Some(previous) = model_map.insert(token.clone(), id) {
+                    return Err(Error::InvalidVocabulary(format!(
+                        "token {:?} has two ids: {previous} and {id}",
+                        String::from_utf8_lossy(&token)
+                    )));
+                }
+            }
+            vocab_ids.push((id, in_byte_alphabet));
+            by_id[at] = Some(token);
+        }
+        let is_model_id = |id: Rank, by_id: &[Option<Vec<u8>>]| {
+            by_id.get(id as usize).is_some_and(Option::is_some)
+        };
+        for &(left, right, result) in &merges {
+            for id in [left, right, result] {
+                if !is_model_id(id, &by_id) {
+                    return Err(Error::InvalidVocabulary(format!(
+                        "a merge names id {id}, which is no token"
+                    )));
+                }
+            }
+        }
+        if let MissingByte::Unknown { id, .. } = missing {
+            if !is_model_id(id, &by_id) {
+                return Err(Error::InvalidVocabulary(format!(
+                    "the unknown token's id {id} is no token"
+                )));
+            }
+        }
+
+        let mut byte_ranks = [NONE; 256];
+        for b in 0..=255u8 {
+            if let Some(&id) = model_map.get(&[b][..]) {
+                byte_ranks[usize::from(b)] = id;
+            }
+        }
+        let pair_model = PairModel::new(merges, byte_ranks, missing, &model_map, ignore_merges);
+
+        let mut specials = FxHashMap::default();
+        let mut added_ids = FxHashSet::default();
+        for (text, id, decoded) in added {
+            if text.is_empty() {
+                return Err(Error::InvalidVocabulary(format!(
+                    "added token {id} is empty"
+                )));
+            }
+            let at = slot(id, &mut by_id, || format!("added token {text:?}"))?;
+            if !added_ids.insert(id) {
+                return Err(Error::InvalidVocabulary(format!(
+                    "added token {text:?} has id {id}, which another added token has"
+                )));
+            }
+            by_id[at] = Some(decoded);
+            specials.insert(text, id);
+        }
+        // The ordinary tokens are the model's, less those that are added tokens.
+        model_map.retain(|_, id| !added_ids.contains(id));
+
+        let mut offsets = Vec::with_capacity(by_id.len() + 1);
+        let mut bytes = Vec::new();
+        let mut present = Vec::with_capacity(by_id.len());
+        for token in &by_id {
+            offsets.push(u32::try_from(bytes.len()).map_err(|_| too_big())?);
+            present.push(token.is_some());
+            if let Some(t) = token {
+                bytes.extend_from_slice(t);
+            }
+        }
+        offsets.push(u32::try_from(bytes.len()).map_err(|_| too_big())?);
+        let pretokenizer = match pipeline.first_regex() {
+            Some(p) => p.clone(),
+            None => Pretokenizer::with_regex(r"(?s).+")?,
+        };
+        Ok(Self {
+            table: crate::merge::TokenTable::new(&model_map, &byte_ranks),
+            owner: crate::piece_cache::new_owner(),
+            ranks: model_map,
+            byte_ranks,
+            offsets,
+            bytes,
+            present,
+            specials,
+            pretokenizer,
+            pairs: Some(Box::new(PairMode {
+                model: pair_model,
+                pipeline,
+                vocab: vocab_ids,
+            })),
+        })
+    }
+
+    /// Whether this encoder merges by pair priority (Hugging Face) rather than by rank.
+    pub fn is_pair_mode(&self) -> bool {
+        self.pairs.is_some()
+    }
+
+    /// The pair model, in pair mode.
+    pub fn pair_model(&self) -> Option<&PairModel> {
+        self.pairs.as_ref().map(|p| &p.model)
+    }
+
+    /// The pre-tokenizer pipeline, in pair mode.
+    pub fn pipeline(&self) -> Option<&Pipeline> {
+        self.pairs.as_ref().map(|p| &p.pipeline)
+    }
+
+    /// In pair mode, the model vocabulary: `(id, written in the GPT-2 byte alphabet)`, in input
+    /// order.
+    pub fn pair_vocab(&self) -> Option<&[(Rank, bool)]> {
+        self.pairs.as_ref().map(|p| p.vocab.as_slice())
+    }
+
+    /// The hand-written scanner that cuts text, if one does (`None`: the regex engine).
+    pub fn scanner(&self) -> Option<Scanner> {
+        match &self.pairs {
+            Some(p) => p.pipeline.first_regex().and_then(Pretokenizer::scanner),
+            None => self.pretokenizer.scanner(),
+        }
+    }
+}
+
+fn too_big() -> Error {
+    Error::InvalidVocabulary("tokens total more than 4 GiB".into())
+}
+
+#[cfg(test)]
+#[allow(clippy::panic)]
+mod tests {
+    use super::*;
+    use crate::pretokenize::pipeline::Stage;
+
+    fn pipeline() -> Pipeline {
+        let gpt2 = Pretokenizer::new(crate::pretokenize::patterns::GPT2_ORIGINAL)
+            .unwrap_or_else(|e| panic!("{e}"));
+        Pipeline::new(vec![Stage::ByteLevel {
+            add_prefix_space: false,
+            regex: Some(gpt2),
+        }])
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Specials first (ids 0, 1), then the 256 bytes from 2, then "ab" = 258, "abc" = 259.
+    fn vocabulary() -> PairVocabulary {
+        let mut vocab: Vec<(Vec<u8>, Rank, bool)> = (0..=255u8)
+            .map(|b| (vec![b], Rank::from(b) + 2, true))
+            .collect();
+        vocab.push((b"<s>".to_vec(), 0, true));
+        vocab.push((b"  ".to_vec(), 1, false));
+        vocab.push((b"ab".to_vec(), 258, true));
+        vocab.push((b"abc".to_vec(), 259, true));
+        let (a, b, c) = (
+            Rank::from(b'a') + 2,
+            Rank::from(b'b') + 2,
+            Rank::from(b'c') + 2,
+        );
+        PairVocabulary {
+            vocab,
+            merges: vec![(a, b, 258), (258, c, 259)],
+            ignore_merges: false,
+            missing: MissingByte::Drop,
+        }
+    }
+
+    #[test]
+    fn ids_free_of_merge_order_and_shared_with_added_tokens() {
+        let added = vec![("<s>".to_string(), 0, b"<s>".to_vec())];
+        let enc = CoreEncoder::with_pair_merges(vocabulary(), added, pipeline())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(enc.is_pair_mode());
+        assert_eq!(
+            enc.encode_ordinary("abc ab"),
+            Ok(vec![259, Rank::from(b' ') + 2, 258])
+        );
+        assert_eq!(enc.decode_bytes(&[0, 259]), Ok(b"<s>abc".to_vec()));
+        // The added token is no ordinary token; the non-byte-level "  " is none either.
+        assert_eq!(enc.ranks().get(&b"<s>"[..]), None);
+        assert_eq!(enc.ranks().get(&b"  "[..]), None);
+        assert_eq!(enc.specials().get("<s>"), Some(&0));
+        assert_eq!(enc.count_ordinary("abc ab"), Ok(3));
+        assert_eq!(enc.encode_bytes(b"ab\xff"), Ok(vec![258, 257]));
+    }
+
+    #[test]
+    fn bad_vocabularies_are_errors() {
+        let mut twice = vocabulary();
+        twice.vocab.push((b"zz".to_vec(), 258, true));
+        assert!(CoreEncoder::with_pair_merges(twice, vec![], pipeline()).is_err());
+        let mut unknown = vocabulary();
+        unknown.merges.push((1000, 2, 3));
+        assert!(CoreEncoder::with_pair_merges(unknown, vec![], pipeline()).is_err());
+        let added = vec![("x".to_string(), 5, vec![]), ("y".to_string(), 5, vec![])];
+        assert!(CoreEncoder::with_pair_merges(vocabulary(), added, pipeline()).is_err());
+        let mut huge = vocabulary();
+        huge.vocab.push((b"big".to_vec(), MAX_ID, true));
+        assert!(CoreEncoder::with_pair_merges(huge, vec![], pipeline()).is_err());
+    }
+}

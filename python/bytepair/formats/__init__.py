@@ -1,0 +1,141 @@
+"""Real vocabulary files in and out, with the ids of the libraries they come from.
+
+=================================  ==========================  =================================
+format                             read as                     ids equal to
+=================================  ==========================  =================================
+tiktoken (``.tiktoken``,           tiktoken's rank rule        ``tiktoken``
+Llama 3's ``tokenizer.model``)
+GPT-2 ``encoder.json`` +           tiktoken's rank rule        ``tiktoken`` (``gpt2``, and
+``vocab.bpe``                      (ids are ranks)             Llama 3 for ollama's files)
+HF ``vocab.json`` + ``merges.txt`` pair merges                 ``tokenizers`` ``BPE.from_file``
+HF ``tokenizer.json``              pair merges + pipeline      ``tokenizers.Tokenizer``
+=================================  ==========================  =================================
+
+:func:`load` recognises the format by content (:mod:`bytepair.formats.detect`); :func:`save`
+writes ``tiktoken``, ``hf`` (``tokenizer.json``) or ``gpt2`` (``encoder.json`` + ``vocab.bpe``);
+:func:`convert` does both, for the ``bytepair convert`` command.
+
+Special tokens follow the source: an encoding from a tiktoken or GPT-2 file has tiktoken's rules
+(special-looking text raises unless ``allowed_special`` says otherwise); one from Hugging Face
+files recognises its added tokens in text, as ``tokenizers`` does, unless ``allowed_special`` or
+``disallowed_special`` is passed, which switches to tiktoken's rules over its special added tokens
+(non-special added tokens are part of the vocabulary and always recognised).
+
+>>> import tempfile, pathlib
+>>> from bytepair import Encoding
+>>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256}
+>>> enc = Encoding("toy", pat_str="gpt2", mergeable_ranks=ranks, special_tokens={"<e>": 257})
+>>> folder = pathlib.Path(tempfile.mkdtemp())
+>>> _ = convert(*save(enc, folder / "toy.tiktoken", format="tiktoken"), folder / "hf",
+...             to="hf", pat_str="gpt2", special_tokens={"<e>": 257})
+>>> load(folder / "hf").encode("ab<e>")
+[256, 257]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from bytepair.encoding import Encoding
+from bytepair.formats.common import StrPath
+from bytepair.formats.detect import Detected, detect
+
+__all__ = ["Detected", "convert", "detect", "load", "save"]
+
+SaveFormat = Literal["tiktoken", "hf", "gpt2"]
+
+
+def load(
+    path: StrPath,
+    *,
+    pat_str: str | None = None,
+    special_tokens: Mapping[str, int] | None = None,
+    name: str | None = None,
+    **options: Any,
+) -> Encoding:
+    """Read the vocabulary at ``path`` (a file or a folder), whatever its format.
+
+    ``pat_str`` and ``special_tokens`` apply to the formats that do not hold them (tiktoken,
+    GPT-2 and HF vocabulary files); a ``tokenizer.json`` has its own, and passing them is an
+    error. ``options`` go to :func:`bytepair.formats.gpt2.load_hf_files` (``normalizer``,
+    ``pre_tokenizer``, ``ignore_merges``).
+    """
+    from bytepair.formats.gpt2 import load_gpt2_files, load_hf_files
+    from bytepair.formats.hf_json import load_tokenizer_json
+    from bytepair.formats.tiktoken_file import load_tiktoken
+
+    found = detect(path)
+    if options and found.kind != "hf-files":
+        raise TypeError(f"{path}: options {sorted(options)} apply to vocab.json + merges.txt only")
+    if found.kind == "tokenizer-json":
+        if pat_str is not None or special_tokens is not None:
+            raise ValueError(
+                f"{path}: a tokenizer.json has its own pre-tokenizer and special tokens; "
+                "do not pass pat_str or special_tokens"
+            )
+        return load_tokenizer_json(found.paths[0], data=found.parsed, name=name)
+    if found.kind == "tiktoken":
+        return load_tiktoken(
+            found.paths[0],
+            data=found.raw,
+            pat_str=pat_str,
+            special_tokens=special_tokens,
+            name=name,
+        )
+    vocab, merges = found.paths
+    if found.kind == "gpt2":
+        return load_gpt2_files(
+            vocab, merges, pat_str=pat_str, special_tokens=special_tokens, name=name
+        )
+    return load_hf_files(
+        vocab, merges, pat_str=pat_str, special_tokens=special_tokens, name=name, **options
+    )
+
+
+def save(enc: Encoding, path: StrPath, *, format: SaveFormat) -> list[Path]:
+    """Write ``enc`` to ``path`` in ``format``; returns the files written (atomically).
+
+    - ``"tiktoken"``: ranks only (``path`` may be a folder: ``<name>.tiktoken`` in it); load it
+      back with the same ``pat_str`` and ``special_tokens``;
+    - ``"hf"``: ``tokenizer.json`` (``path`` may be a folder), readable by ``tokenizers``;
+    - ``"gpt2"``: ``encoder.json`` + ``vocab.bpe`` in the folder ``path``.
+    """
+    from bytepair.formats.gpt2 import write_gpt2_files
+    from bytepair.formats.hf_json import write_tokenizer_json
+    from bytepair.formats.tiktoken_file import tiktoken_bytes
+    from bytepair.registry import write_atomic
+
+    if format == "hf":
+        return write_tokenizer_json(enc, path)
+    if format == "gpt2":
+        return write_gpt2_files(enc, path)
+    if format == "tiktoken":
+        target = Path(path)
+        if target.is_dir():
+            target = target / f"{enc.name}.tiktoken"
+        write_atomic(target, tiktoken_bytes(enc))
+        return [target]
+    raise ValueError(f"unknown format {format!r}; expected 'tiktoken', 'hf' or 'gpt2'")
+
+
+def convert(
+    in_path: StrPath,
+    out_path: StrPath,
+    *,
+    to: SaveFormat,
+    pat_str: str | None = None,
+    special_tokens: Mapping[str, int] | None = None,
+    **options: Any,
+) -> list[Path]:
+    """Read ``in_path`` (any format, see :func:`load`) and write it to ``out_path`` as ``to``.
+
+    Returns the files written. ``hf`` output needs the pattern, which tiktoken files do not hold:
+    pass ``pat_str`` for a tiktoken file that is not one of the known encodings.
+    """
+    enc = load(in_path, pat_str=pat_str, special_tokens=special_tokens, **options)
+    out = Path(out_path)
+    if to in ("hf", "gpt2") and not out.suffix:
+        out.mkdir(parents=True, exist_ok=True)
+    return save(enc, out, format=to)

@@ -1,0 +1,176 @@
+"""Helpers shared by the format modules: reading JSON with useful errors, naming, writing."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from bytepair.bytes_unicode import decode_chars
+
+__all__ = [
+    "StrPath",
+    "encoding_name",
+    "read_json",
+    "read_vocab",
+    "token_bytes",
+    "write_all_or_nothing",
+    "write_json",
+]
+
+StrPath = str | os.PathLike[str]
+
+# Ids the core stores (it refuses larger ones with its own message; this keeps Python's integer
+# conversion from failing first).
+MAX_ID = 1 << 28
+
+# File names that say nothing about the vocabulary: the folder names it instead.
+_GENERIC_STEMS = {"tokenizer", "vocab", "encoder", "merges", "model"}
+
+
+def encoding_name(path: StrPath) -> str:
+    """A name for the encoding read from ``path``: the file's stem, or its folder's name when the
+    stem is generic (``phi-2/tokenizer.json`` is ``phi-2``).
+
+    >>> encoding_name("vocab/phi-2/tokenizer.json"), encoding_name("x/cl100k_base.tiktoken")
+    ('phi-2', 'cl100k_base')
+    """
+    p = Path(path)
+    if p.is_dir():
+        return p.resolve().name
+    stem = p.name.split(".")[0]
+    if stem in _GENERIC_STEMS and p.resolve().parent.name:
+        return p.resolve().parent.name
+    return stem
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"the key {key!r} appears twice in one JSON object")
+            seen.add(key)
+    return result
+
+
+def read_json(path: StrPath, data: bytes | None = None) -> Any:
+    """Parse a JSON file; errors name the file and the line (and a repeated key, which plain
+    ``json.load`` would silently collapse)."""
+    if data is None:
+        data = Path(path).read_bytes()
+    if not data.strip():
+        raise ValueError(f"{path}: the file is empty")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not UTF-8 ({err})") from None
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}:{err.lineno}:{err.colno}: not valid JSON ({err.msg})") from None
+    except RecursionError:
+        raise ValueError(f"{path}: JSON nested too deeply to be a vocabulary") from None
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}") from None
+
+
+def check_vocab(vocab: Any, where: str) -> dict[str, int]:
+    """Check a token -> id mapping: a non-empty object of distinct non-negative integer ids."""
+    if not isinstance(vocab, dict) or not vocab:
+        raise ValueError(f"{where}: expected a non-empty JSON object of token -> id")
+    token_of: dict[int, str] = {}
+    for token, token_id in vocab.items():
+        # bool is a subclass of int in Python; `true` is not an id.
+        if type(token_id) is not int or not 0 <= token_id < MAX_ID:
+            raise ValueError(
+                f"{where}: the id of {token!r} is {token_id!r}, not an integer in 0..{MAX_ID - 1}"
+            )
+        other = token_of.setdefault(token_id, token)
+        if other != token:
+            raise ValueError(f"{where}: id {token_id} is given to both {other!r} and {token!r}")
+    return vocab
+
+
+def read_vocab(path: StrPath) -> dict[str, int]:
+    """Read ``encoder.json`` / ``vocab.json``."""
+    return check_vocab(read_json(path), str(path))
+
+
+def token_bytes(text: str) -> bytes:
+    """The bytes a vocabulary string stands for: GPT-2 byte alphabet if every character is in it,
+    else its own UTF-8 (the rule of ``tokenizers``' ByteLevel decoder).
+
+    >>> token_bytes("Ġhi"), token_bytes("  ")
+    (b' hi', b'  ')
+    """
+    try:
+        return decode_chars(text)
+    except ValueError:
+        return text.encode("utf-8")
+
+
+def write_all_or_nothing(files: Mapping[Path, bytes]) -> None:
+    """Write several files so that readers see all the old ones or all the new ones.
+
+    Each file is first written in full beside its target (and synced), then the targets are
+    replaced one by one; if anything fails on the way (an error, an interrupt), the files already
+    replaced are put back from hard links to their old contents, and every temporary file is
+    removed. Only a crash of the whole process between two renames can leave a mix.
+
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> write_all_or_nothing({folder / "a": b"1", folder / "b": b"2"})
+    >>> sorted(p.name for p in folder.iterdir())
+    ['a', 'b']
+    """
+    import shutil
+    import tempfile
+    import uuid
+
+    staged: list[tuple[Path, Path]] = []
+    backups: dict[Path, Path] = {}
+    replaced: list[Path] = []
+    try:
+        for final, data in files.items():
+            final.parent.mkdir(parents=True, exist_ok=True)
+            fd, name = tempfile.mkstemp(dir=final.parent, prefix=f".{final.name}.", suffix=".tmp")
+            staged.append((Path(name), final))
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+        for tmp, final in staged:
+            if final.exists():
+                backup = final.with_name(f".{final.name}.{uuid.uuid4().hex}.old")
+                try:
+                    os.link(final, backup)
+                except OSError:
+                    shutil.copy2(final, backup)
+                backups[final] = backup
+            os.replace(tmp, final)
+            replaced.append(final)
+    except BaseException:
+        for final in reversed(replaced):
+            old = backups.pop(final, None)
+            if old is not None:
+                os.replace(old, final)
+            else:
+                final.unlink(missing_ok=True)
+        raise
+    finally:
+        for staged_file, _ in staged:
+            staged_file.unlink(missing_ok=True)
+        for old in backups.values():
+            old.unlink(missing_ok=True)
+
+
+def write_json(path: Path, obj: Mapping[str, Any] | list[Any], *, indent: int | None = 2) -> None:
+    """Write JSON atomically (non-ASCII as is, like ``tokenizers``)."""
+    from bytepair.registry import write_atomic
+
+    text = json.dumps(obj, ensure_ascii=False, indent=indent)
+    write_atomic(path, (text + "\n").encode("utf-8"))

@@ -1,0 +1,121 @@
+"""Recognising a vocabulary's format by its content (names are only a tie-breaker).
+
+- a JSON object with a ``model`` object: Hugging Face ``tokenizer.json``;
+- a JSON object of token -> id: ``encoder.json`` / ``vocab.json``, paired with the merges file
+  beside it (``vocab.bpe``: GPT-2 files, read as tiktoken does; ``merges.txt``: Hugging Face files);
+- lines of ``<base64> <integer>``: tiktoken (``.tiktoken``, and Llama 3's ``tokenizer.model``);
+- lines of ``<token> <token>``: a merges file, paired with the vocabulary beside it;
+- a folder: the first of ``tokenizer.json``, ``vocab.json`` + ``merges.txt``, ``encoder.json`` +
+  ``vocab.bpe``, a single ``*.tiktoken`` or ``tokenizer.model``.
+
+>>> import tempfile, pathlib
+>>> folder = pathlib.Path(tempfile.mkdtemp())
+>>> _ = (folder / "x.model").write_text("IQ== 0\\nIg== 1\\n")
+>>> detect(folder / "x.model").kind
+'tiktoken'
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from bytepair.formats.common import StrPath, read_json
+
+__all__ = ["Detected", "detect"]
+
+Kind = Literal["tiktoken", "gpt2", "hf-files", "tokenizer-json"]
+
+_TIKTOKEN_LINE = re.compile(rb"^[A-Za-z0-9+/]*=*[ \t]+\d+\r?$")
+
+
+@dataclass(frozen=True)
+class Detected:
+    """A recognised vocabulary: its kind, its files, and the data already read (``parsed`` JSON
+    for ``tokenizer-json``, ``raw`` bytes for ``tiktoken``), so nothing is read twice."""
+
+    kind: Kind
+    paths: tuple[Path, ...]
+    parsed: Any = field(default=None, compare=False, repr=False)
+    raw: bytes | None = field(default=None, compare=False, repr=False)
+
+
+def _sibling(path: Path, *names: str) -> Path | None:
+    for name in names:
+        candidate = path.with_name(name)
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _pair_for_vocab(path: Path) -> Detected:
+    preferred = (
+        ("vocab.bpe", "merges.txt") if path.name == "encoder.json" else ("merges.txt", "vocab.bpe")
+    )
+    merges = _sibling(path, *preferred)
+    if merges is None:
+        raise ValueError(
+            f"{path}: a vocabulary without merges; expected merges.txt or vocab.bpe beside it"
+        )
+    kind: Kind = "gpt2" if merges.name == "vocab.bpe" else "hf-files"
+    return Detected(kind, (path, merges))
+
+
+def _pair_for_merges(path: Path) -> Detected:
+    preferred = (
+        ("encoder.json", "vocab.json")
+        if path.name == "vocab.bpe"
+        else ("vocab.json", "encoder.json")
+    )
+    vocab = _sibling(path, *preferred)
+    if vocab is None:
+        raise ValueError(
+            f"{path}: a merges file without its vocabulary (vocab.json or encoder.json)"
+        )
+    kind: Kind = "gpt2" if path.name == "vocab.bpe" else "hf-files"
+    return Detected(kind, (vocab, path))
+
+
+def _detect_folder(folder: Path) -> Detected:
+    if (folder / "tokenizer.json").is_file():
+        return detect(folder / "tokenizer.json")
+    for vocab, merges, kind in (
+        ("vocab.json", "merges.txt", "hf-files"),
+        ("encoder.json", "vocab.bpe", "gpt2"),
+    ):
+        if (folder / vocab).is_file() and (folder / merges).is_file():
+            return Detected(kind, (folder / vocab, folder / merges))  # type: ignore[arg-type]
+    candidates = sorted(folder.glob("*.tiktoken")) + sorted(folder.glob("tokenizer.model"))
+    if len(candidates) == 1:
+        return detect(candidates[0])
+    raise ValueError(
+        f"{folder}: no vocabulary found (tokenizer.json, vocab.json + merges.txt, encoder.json "
+        "+ vocab.bpe, or a single .tiktoken / tokenizer.model)"
+    )
+
+
+def detect(path: StrPath) -> Detected:
+    """Recognise the vocabulary at ``path`` (a file or a folder)."""
+    p = Path(path)
+    if p.is_dir():
+        return _detect_folder(p)
+    data = p.read_bytes()
+    head = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not head:
+        raise ValueError(f"{p}: the file is empty")
+    if head.startswith(b"{"):
+        parsed = read_json(p, data)
+        if isinstance(parsed, dict) and isinstance(parsed.get("model"), dict):
+            return Detected("tokenizer-json", (p,), parsed=parsed)
+        return _pair_for_vocab(p)
+    first = head.split(b"\n", 1)[0]
+    if _TIKTOKEN_LINE.match(first):
+        return Detected("tiktoken", (p,), raw=data)
+    if first.startswith(b"#version") or len(first.rstrip(b"\r").split(b" ")) == 2:
+        return _pair_for_merges(p)
+    raise ValueError(
+        f"{p}: unrecognised vocabulary format (expected tokenizer.json, encoder.json/vocab.json "
+        "with its merges file, or tiktoken's '<base64> <rank>' lines)"
+    )

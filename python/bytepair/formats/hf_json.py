@@ -1,0 +1,406 @@
+"""Hugging Face ``tokenizer.json``: reading it into an :class:`~bytepair.Encoding`, writing one.
+
+Reading follows ``tokenizers`` 0.23 step by step (see :mod:`bytepair.formats.hf_pipeline` for the
+components): the model must be a byte-level BPE (``ByteLevel`` pre-tokenizer and decoder, no
+``byte_fallback``, no ``continuing_subword_prefix``/``end_of_word_suffix``, no dropout); merges
+may be ``"a b"`` strings or ``[a, b]`` pairs; ``ignore_merges`` is honoured; added tokens get the
+ids ``tokenizers`` gives them. ``truncation`` and ``padding`` are ignored (they change batches, not
+ids). Everything else is a ``ValueError`` naming the file and the JSON path.
+
+Writing produces a file that ``tokenizers.Tokenizer.from_file`` reads with identical ids:
+
+- an encoding read from Hugging Face files is written back with its components as loaded;
+- a tiktoken encoding becomes ``BPE(ignore_merges=True)`` with the merges tiktoken's rule
+  implies, ``Split(pattern, Removed, invert=True)`` (tiktoken keeps only the pattern's matches)
+  and ``ByteLevel(use_regex=False)``; GPT-2's pattern becomes ``ByteLevel(use_regex=True)``. Its
+  special tokens become special added tokens (which ``tokenizers`` always recognises in text).
+
+>>> import tempfile, pathlib
+>>> from bytepair import Encoding
+>>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256, b"abc": 257}
+>>> enc = Encoding("toy", pat_str=r"\\S+|\\s+", mergeable_ranks=ranks, special_tokens={"<e>": 258})
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "tokenizer.json"
+>>> _ = enc.save(path, format="hf")
+>>> back = load_tokenizer_json(path)
+>>> back.encode("abc ab<e>"), back.encode_ordinary("abc ab<e>")
+([257, 32, 256, 258], [257, 32, 256, 60, 101, 62])
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from bytepair import _core, patterns
+from bytepair.bytes_unicode import encode_bytes
+from bytepair.encoding import Encoding
+from bytepair.formats.common import StrPath, check_vocab, encoding_name, read_json, write_json
+from bytepair.formats.hf_pipeline import (
+    AddedToken,
+    HfPipeline,
+    _field,
+    added_tokens_of,
+    assign_added_ids,
+    check_byte_level,
+    check_decoder,
+    normalizer_of,
+    post_processor_of,
+    stages_of,
+)
+from bytepair.formats.regex_dialects import rust_to_onig
+
+__all__ = [
+    "BYTE_LEVEL",
+    "build_hf_encoding",
+    "load_tokenizer_json",
+    "tiktoken_compatibility",
+    "tokenizer_json",
+    "write_tokenizer_json",
+]
+
+BYTE_LEVEL: dict[str, Any] = {
+    "type": "ByteLevel",
+    "add_prefix_space": False,
+    "trim_offsets": True,
+    "use_regex": True,
+}
+"""GPT-2's pre-tokenizer (and, as a decoder, every byte-level model's)."""
+
+_MODEL_KEYS = {
+    "type",
+    "vocab",
+    "merges",
+    "dropout",
+    "unk_token",
+    "continuing_subword_prefix",
+    "end_of_word_suffix",
+    "fuse_unk",
+    "byte_fallback",
+    "ignore_merges",
+}
+
+
+def _merge_pairs(merges: Any, where: str) -> list[tuple[str, str]]:
+    if not isinstance(merges, list):
+        raise ValueError(f"{where}: expected a list")
+    pairs: list[tuple[str, str]] = []
+    for i, merge in enumerate(merges):
+        if isinstance(merge, str):
+            parts = merge.split(" ")
+            if len(parts) == 2:
+                pairs.append((parts[0], parts[1]))
+                continue
+        elif isinstance(merge, list) and len(merge) == 2 and all(isinstance(m, str) for m in merge):
+            pairs.append((merge[0], merge[1]))
+            continue
+        raise ValueError(f'{where}[{i}]: expected "left right" or [left, right], got {merge!r}')
+    return pairs
+
+
+def _model_options(model: Mapping[str, Any], vocab: Mapping[str, int]) -> dict[str, Any]:
+    """Check the BPE model's options; return those to keep (and to write back)."""
+    kind = model.get("type", "BPE")
+    if kind != "BPE":
+        raise ValueError(f"model: unsupported model {kind!r}: bytepair reads byte-level BPE models")
+    unknown = [k for k in model if k not in _MODEL_KEYS]
+    if unknown:
+        raise ValueError(f"model.{unknown[0]}: unsupported BPE option")
+    dropout = model.get("dropout")
+    if dropout not in (None, 0, 0.0):
+        raise ValueError(f"model.dropout: unsupported dropout {dropout!r} (ids would be random)")
+    for key in ("continuing_subword_prefix", "end_of_word_suffix"):
+        if model.get(key) not in (None, ""):
+            raise ValueError(
+                f"model.{key}: unsupported {model[key]!r}: byte-level BPE uses no subword "
+                "prefix or suffix"
+            )
+    if model.get("byte_fallback", False) not in (False, None):
+        raise ValueError("model.byte_fallback: unsupported: byte-level BPE needs no byte fallback")
+    unk = model.get("unk_token")
+    if unk is not None and (not isinstance(unk, str) or unk not in vocab):
+        raise ValueError(f"model.unk_token: {unk!r} is not in model.vocab")
+    return {
+        "unk_token": unk,
+        "fuse_unk": _field(model, "fuse_unk", bool, "model", False),
+        "ignore_merges": _field(model, "ignore_merges", bool, "model", False),
+    }
+
+
+def build_hf_encoding(
+    *,
+    name: str,
+    source: str,
+    vocab: dict[str, int],
+    merges: list[tuple[str, str]] | None,
+    merges_data: bytes | None,
+    options: Mapping[str, Any],
+    normalizer: Any,
+    pre_tokenizer: Any,
+    post_processor: Any,
+    decoder: Any,
+    added: Sequence[tuple[AddedToken, int]],
+) -> Encoding:
+    """Build an encoding from Hugging Face components (JSON values, as in ``tokenizer.json``).
+
+    ``added`` holds each added token with the id its file gives it (``tokenizers`` recomputes
+    ids; a difference is warned about, as ``tokenizers`` does). Errors name ``source``.
+    """
+    try:
+        normalize = normalizer_of(normalizer, "normalizer")
+        stages = stages_of(pre_tokenizer, "pre_tokenizer")
+        check_byte_level(stages, "pre_tokenizer")
+        check_decoder(decoder, "decoder")
+        tokens, specials = assign_added_ids([t for t, _ in added], vocab)
+        for token, file_id in added:
+            given = next((t.id for t in tokens if t.content == token.content), file_id)
+            if given != file_id:
+                warnings.warn(
+                    f"{source}: added token {token.content!r} has id {file_id} in the file, but "
+                    f"tokenizers gives it id {given}; using {given}",
+                    stacklevel=3,
+                )
+        by_content = {t.content: t.id for t in tokens}
+        prefix, suffix = post_processor_of(
+            post_processor, "post_processor", lambda t: by_content.get(t, vocab.get(t))
+        )
+    except ValueError as err:
+        raise ValueError(f"{source}: {err}") from None
+
+    added_specs = [
+        (
+            t.content,
+            normalize(t.content) if (t.normalized and normalize is not None) else t.content,
+            t.id,
+            t.special,
+            t.single_word,
+            t.lstrip,
+            t.rstrip,
+            t.normalized,
+        )
+        for t in tokens
+    ]
+    unk = options.get("unk_token")
+    unknown = (vocab[unk], bool(options.get("fuse_unk"))) if isinstance(unk, str) else None
+    try:
+        core = _core.CoreEncoding.from_hf(
+            vocab,
+            stages,
+            added_specs,
+            merges=merges,
+            merges_data=merges_data,
+            ignore_merges=bool(options.get("ignore_merges")),
+            unknown=unknown,
+        )
+    except ValueError as err:
+        raise ValueError(f"{source}: {err}") from None
+
+    special_tokens = {t.content: t.id for t in tokens if t.content in specials}
+    # The order tokenizers writes them in: by id.
+    written = sorted({t.id: t for t in tokens}.values(), key=lambda t: t.id)
+    pipeline = HfPipeline(
+        normalizer=normalize,
+        prefix=prefix,
+        suffix=suffix,
+        added=tokens,
+        special_contents=frozenset(specials),
+        config={
+            "normalizer": copy.deepcopy(normalizer),
+            "pre_tokenizer": copy.deepcopy(pre_tokenizer),
+            "post_processor": copy.deepcopy(post_processor),
+            "decoder": copy.deepcopy(decoder),
+            "added_tokens": [t.to_json() for t in written],
+            "model_options": dict(options),
+        },
+    )
+    pat_str = next((s[1] for s in stages if s[0] in ("regex", "byte_level") and s[1]), "")
+    return Encoding._from_core(name, pat_str, core, special_tokens, hf=pipeline)
+
+
+def load_tokenizer_json(path: StrPath, *, data: Any = None, name: str | None = None) -> Encoding:
+    """Read a Hugging Face ``tokenizer.json`` of a byte-level BPE model.
+
+    ``data`` may hold the parsed JSON already (the loaders that detect formats parse it once).
+    """
+    source = str(path)
+    spec = read_json(path) if data is None else data
+    if not isinstance(spec, dict) or not isinstance(spec.get("model"), dict):
+        raise ValueError(f"{source}: not a tokenizer.json (no 'model' object)")
+    version = spec.get("version", "1.0")
+    if version != "1.0":
+        raise ValueError(f"{source}: version: unsupported tokenizer.json version {version!r}")
+    model = spec["model"]
+    try:
+        vocab = check_vocab(model.get("vocab"), "model.vocab")
+        merges = _merge_pairs(model.get("merges", []), "model.merges")
+        options = _model_options(model, vocab)
+        added = added_tokens_of(spec.get("added_tokens"), "added_tokens")
+    except ValueError as err:
+        raise ValueError(f"{source}: {err}") from None
+    return build_hf_encoding(
+        name=name or encoding_name(path),
+        source=source,
+        vocab=vocab,
+        merges=merges,
+        merges_data=None,
+        options=options,
+        normalizer=spec.get("normalizer"),
+        pre_tokenizer=spec.get("pre_tokenizer"),
+        post_processor=spec.get("post_processor"),
+        decoder=spec.get("decoder"),
+        added=added,
+    )
+
+
+# ---- writing -------------------------------------------------------------------------------
+
+
+def _vocab_string(token: bytes, in_alphabet: bool) -> str:
+    return encode_bytes(token) if in_alphabet else token.decode("utf-8")
+
+
+def _rank_mode_components(enc: Encoding) -> dict[str, Any]:
+    """The components of a tiktoken encoding, as a ``tokenizer.json`` spells them."""
+    pattern = enc.pat_str
+    if pattern in (patterns.GPT2, patterns.GPT2_ORIGINAL):
+        pre_tokenizer: dict[str, Any] = dict(BYTE_LEVEL)
+    else:
+        pre_tokenizer = {
+            "type": "Sequence",
+            "pretokenizers": [
+                # tiktoken keeps the pattern's matches and drops any text between them.
+                {
+                    "type": "Split",
+                    "pattern": {"Regex": rust_to_onig(pattern)},
+                    "behavior": "Removed",
+                    "invert": True,
+                },
+                dict(BYTE_LEVEL, use_regex=False),
+            ],
+        }
+    ranks = enc._mergeable_ranks
+    vocab = {encode_bytes(token): rank for token, rank in ranks.items()}
+    for text, token_id in enc._special_tokens.items():
+        # tokenizers numbers a new added token after the model's vocabulary, so a special
+        # token elsewhere (cl100k's <|endoftext|> = 100257) must also be in the vocabulary.
+        vocab.setdefault(text, token_id)
+    vocab = dict(sorted(vocab.items(), key=lambda kv: kv[1]))
+    merges = [
+        [encode_bytes(left), encode_bytes(right)]
+        for _, split in enc._core.derive_merges()
+        if split is not None
+        for left, right in [split]
+    ]
+    added = [
+        AddedToken(text, token_id).to_json()
+        for text, token_id in sorted(enc._special_tokens.items(), key=lambda kv: kv[1])
+    ]
+    return {
+        "added_tokens": added,
+        "normalizer": None,
+        "pre_tokenizer": pre_tokenizer,
+        "post_processor": None,
+        "decoder": dict(BYTE_LEVEL),
+        "model": _bpe(vocab, merges, ignore_merges=True),
+    }
+
+
+def _bpe(
+    vocab: dict[str, int],
+    merges: list[list[str]],
+    *,
+    ignore_merges: bool,
+    unk_token: str | None = None,
+    fuse_unk: bool = False,
+) -> dict[str, Any]:
+    return {
+        "type": "BPE",
+        "dropout": None,
+        "unk_token": unk_token,
+        "continuing_subword_prefix": None,
+        "end_of_word_suffix": None,
+        "fuse_unk": fuse_unk,
+        "byte_fallback": False,
+        "ignore_merges": ignore_merges,
+        "vocab": vocab,
+        "merges": merges,
+    }
+
+
+def tokenizer_json(enc: Encoding) -> dict[str, Any]:
+    """The ``tokenizer.json`` of ``enc`` as a JSON object."""
+    hf = enc._hf
+    if hf is None:
+        body = _rank_mode_components(enc)
+    else:
+        entries = enc._core.pair_vocab() or []
+        strings = {token_id: _vocab_string(b, alpha) for token_id, b, alpha in entries}
+        vocab = {strings[i]: i for i in sorted(strings)}
+        merges = [
+            [strings[left], strings[right]] for left, right, _ in enc._core.pair_merges() or []
+        ]
+        options = hf.config["model_options"]
+        config = copy.deepcopy(hf.config)
+        body = {
+            "added_tokens": config["added_tokens"],
+            "normalizer": config["normalizer"],
+            "pre_tokenizer": config["pre_tokenizer"],
+            "post_processor": config["post_processor"],
+            "decoder": config["decoder"],
+            "model": _bpe(
+                vocab,
+                merges,
+                ignore_merges=bool(options.get("ignore_merges")),
+                unk_token=options.get("unk_token"),
+                fuse_unk=bool(options.get("fuse_unk")),
+            ),
+        }
+    return {"version": "1.0", "truncation": None, "padding": None, **body}
+
+
+def write_tokenizer_json(enc: Encoding, path: StrPath) -> list[Path]:
+    """Write ``enc`` as ``tokenizer.json`` (``path`` may be a folder); returns the file written."""
+    target = Path(path)
+    if target.is_dir():
+        target = target / "tokenizer.json"
+    write_json(target, tokenizer_json(enc))
+    return [target]
+
+
+# ---- what the tiktoken and GPT-2 formats can hold ------------------------------------------
+
+
+def tiktoken_compatibility(enc: Encoding) -> str | None:
+    """Why ``enc`` cannot be written as tiktoken ranks (plus a pattern), or None if it can.
+
+    Encodings read from tiktoken or GPT-2 files always can. One read from Hugging Face files can
+    when its model gives tiktoken's ids (checked exactly by the core: ids are merge ranks and the
+    merges are those tiktoken's rule implies) and its pipeline is one pattern: no normalizer, no
+    post-processor adding tokens, only special added tokens, and a pre-tokenizer that is
+    ``ByteLevel`` alone or a ``Split`` keeping a pattern's matches followed by ``ByteLevel``.
+    """
+    hf = enc._hf
+    if hf is None:
+        return None
+    if hf.normalizer is not None:
+        return "it has a normalizer"
+    if hf.prefix or hf.suffix:
+        return "its post-processor adds tokens"
+    plain = [t.content for t in hf.added if not t.special]
+    if plain:
+        return f"it has non-special added tokens (e.g. {plain[0]!r})"
+    if any(t.single_word or t.lstrip or t.rstrip for t in hf.added):
+        return "an added token has single_word, lstrip or rstrip set"
+    stages = stages_of(hf.config["pre_tokenizer"], "pre_tokenizer")
+    shapes_ok = stages == [("byte_level", patterns.GPT2_ORIGINAL, "", False)] or (
+        len(stages) == 2
+        and stages[0][0] == "regex"
+        and (stages[0][2], stages[0][3]) in (("removed", True), ("isolated", False))
+        and stages[1] == ("byte_level", None, "", False)
+        and (stages[0][2] == "removed" or stages[0][1] in patterns.PATTERNS.values())
+    )
+    if not shapes_ok:
+        return "its pre-tokenizer is not a single pattern"
+    return enc._core.rank_equivalence()

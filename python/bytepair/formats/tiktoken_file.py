@@ -1,0 +1,98 @@
+"""The tiktoken format: ``base64(token) rank`` per line, no pattern, no special tokens.
+
+A ``.tiktoken`` file holds ranks only, so loading one needs the pre-tokenizer pattern and the
+special tokens from elsewhere. For the files of the known encodings (identified by sha256,
+whatever their name: Llama 3 ships its file as ``tokenizer.model``) both are filled in from
+:mod:`bytepair.registry`; for any other file ``pat_str`` is required.
+
+>>> import tempfile, pathlib
+>>> from bytepair import Encoding
+>>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256}
+>>> enc = Encoding("toy", pat_str=r"\\S+|\\s+", mergeable_ranks=ranks, special_tokens={})
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "toy.tiktoken"
+>>> _ = enc.save(path, format="tiktoken")
+>>> load_tiktoken(path, pat_str=r"\\S+|\\s+").encode("abab ab")
+[256, 256, 32, 256]
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from pathlib import Path
+
+from bytepair.encoding import Encoding
+from bytepair.formats.common import StrPath, encoding_name
+from bytepair.patterns import resolve_pattern
+
+__all__ = ["known_encoding", "load_tiktoken", "tiktoken_bytes"]
+
+
+def known_encoding(data: bytes, stem: str = "") -> str | None:
+    """The name of the known encoding whose vocabulary file ``data`` is (by sha256), if any.
+
+    Several encodings share a file (``gpt2`` and ``r50k_base``); the one named like the file
+    wins, else the first listed.
+    """
+    from bytepair.registry import ENCODINGS
+
+    digest = hashlib.sha256(data).hexdigest()
+    names = [name for name, spec in ENCODINGS.items() if spec.file.sha256 == digest]
+    if not names:
+        return None
+    return stem if stem in names else names[0]
+
+
+def load_tiktoken(
+    path: StrPath,
+    *,
+    data: bytes | None = None,
+    pat_str: str | None = None,
+    special_tokens: Mapping[str, int] | None = None,
+    name: str | None = None,
+) -> Encoding:
+    """Read a tiktoken file. ``pat_str`` (a pattern name or regex) and ``special_tokens`` default
+    to the known encoding's when the file is one (by sha256); otherwise ``pat_str`` is required.
+    """
+    from bytepair.registry import ENCODINGS
+
+    if data is None:
+        data = Path(path).read_bytes()
+    stem = Path(path).name.split(".")[0]
+    known = known_encoding(data, stem)
+    if pat_str is None:
+        if known is None:
+            raise ValueError(
+                f"{path}: a tiktoken file holds no pre-tokenizer pattern; pass pat_str= "
+                "(a pattern name such as 'cl100k' or a regex)"
+            )
+        pat_str = ENCODINGS[known].pat_str
+    if special_tokens is None:
+        special_tokens = ENCODINGS[known].special_tokens if known is not None else {}
+    return Encoding._from_tiktoken_bytes(
+        data,
+        name=name or known or encoding_name(path),
+        pat_str=resolve_pattern(pat_str),
+        special_tokens=dict(special_tokens),
+        source=str(path),
+    )
+
+
+def tiktoken_bytes(enc: Encoding) -> bytes:
+    """The ``.tiktoken`` file of ``enc`` (its ranks; the pattern and special tokens are not part
+    of the format).
+
+    An encoding read from Hugging Face files can be written only when tiktoken's rule gives the
+    same ids for every text: its ids are merge ranks, its merges are the ones tiktoken's rule
+    implies, and nothing besides one pattern shapes the pieces (no normalizer, no non-special
+    added tokens). Otherwise ``ValueError`` says what stands in the way.
+    """
+    from bytepair.formats.hf_json import tiktoken_compatibility
+
+    problem = tiktoken_compatibility(enc)
+    if problem is not None:
+        raise ValueError(f"{enc.name} cannot be written in the tiktoken format: {problem}")
+    try:
+        return enc._core.to_tiktoken()
+    except ValueError as err:
+        raise ValueError(f"{enc.name}: {err}") from None

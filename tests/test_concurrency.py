@@ -1,0 +1,190 @@
+"""One Encoding shared by many threads gives what one thread gives; fork() after use is safe.
+
+The compiled encoder is immutable (a frozen pyclass, ``Sync``) and releases the GIL, so threads
+really run at once in Rust. Batch calls start their own pool of ``num_threads`` threads per call
+and stop them before returning: no thread outlives a call, so a forked child starts clean.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import random
+import signal
+import sys
+import tempfile
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+import bytepair
+
+from anchors import ours
+from conftest import shared_path
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+
+SPECIAL_SETS: list[Any] = [
+    "all",
+    {"<|endoftext|>"},
+    {"<|fim_prefix|>", "<|fim_suffix|>"},
+    {"<|endofprompt|>", "<|endoftext|>", "<|fim_middle|>"},
+    set(),
+]
+
+
+@functools.cache
+def texts() -> list[str]:
+    """A few hundred varied lines: many scripts, emoji, special-token lookalikes, long runs."""
+    rng = random.Random(7)
+    out = []
+    for name in [
+        ("multilingual", "tweets_xlmt_8langs_with_emoji.txt"),
+        ("multilingual", "tatoeba_80_more_languages.txt"),
+        ("edge", "special_token_lookalikes.txt"),
+        ("code", "python_cpython_3.11.7_stdlib_35_modules.py"),
+    ]:
+        lines = shared_path("corpus", *name).read_text(encoding="utf-8").splitlines()
+        out += rng.sample(lines, 60)
+    return [*out, "a" * 5000, " " * 5000, "<|endoftext|>" * 50, ""]
+
+
+def work(enc: bytepair.Encoding, batch: list[str], specials: Any) -> list[Any]:
+    """Everything a caller does with an encoding, as plain data to compare."""
+    out: list[Any] = []
+    for text in batch:
+        ids = enc.encode(text, allowed_special=specials, disallowed_special=())
+        out.append(
+            (
+                ids,
+                enc.encode_ordinary(text),
+                enc.count(text, allowed_special=specials, disallowed_special=()),
+                enc.decode(ids),
+                enc.decode_tokens_bytes(ids[:20]),
+            )
+        )
+    out.append(
+        enc.encode_batch(batch, num_threads=2, allowed_special=specials, disallowed_special=())
+    )
+    out.append(enc.count_batch(batch, num_threads=2, disallowed_special=()))
+    out.append(enc.encode_ordinary_batch(batch, num_threads=3))
+    out.append(enc.decode_batch([x[0] for x in out[: len(batch)]]))
+    return out
+
+
+@contextmanager
+def switch_often() -> Iterator[None]:
+    # Hand the GIL over every 10 microseconds, so Python-level steps interleave as much as they can.
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(old)
+
+
+def test_many_threads_share_one_encoding() -> None:
+    enc = ours("cl100k_base")
+    batch = texts()
+    expected = {i: work(enc, batch, s) for i, s in enumerate(SPECIAL_SETS)}
+    n_threads = 12
+    barrier = threading.Barrier(n_threads)
+    failures: list[str] = []
+
+    def thread(k: int) -> None:
+        barrier.wait()
+        for round_ in range(2):
+            i = (k + round_) % len(SPECIAL_SETS)
+            if work(enc, batch, SPECIAL_SETS[i]) != expected[i]:
+                failures.append(f"thread {k} round {round_}")
+
+    with switch_often():
+        threads = [threading.Thread(target=thread, args=(k,)) for k in range(n_threads)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=300)
+    assert not any(t.is_alive() for t in threads), "a thread hung"
+    assert failures == []
+
+
+def run_forked(child: Callable[[], Any], timeout: float = 120) -> Any:
+    """Run ``child`` in a forked process; return what it returned (through JSON) or fail."""
+    fd, path = tempfile.mkstemp(prefix="bytepair-fork-", suffix=".json")
+    os.close(fd)
+    try:
+        with warnings.catch_warnings():
+            # Python 3.12+ warns that forking a multi-threaded process may deadlock: that risk
+            # is exactly what these tests check.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+        if pid == 0:  # the child: never return into pytest
+            code = 1
+            try:
+                with open(path, "w") as f:
+                    json.dump(child(), f)
+                code = 0
+            finally:
+                os._exit(code)
+        deadline = time.monotonic() + timeout
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                pytest.fail(f"the forked child hung for {timeout} s")
+            time.sleep(0.02)
+        assert os.waitstatus_to_exitcode(status) == 0, "the forked child failed"
+        with open(path) as f:
+            return json.load(f)
+    finally:
+        os.unlink(path)
+
+
+def as_json(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=lambda b: b.hex()))
+
+
+def test_fork_after_use() -> None:
+    enc = ours("cl100k_base")
+    batch = texts()[:80]
+    expected = as_json(work(enc, batch, "all"))  # the parent has used every path, threads too
+    assert run_forked(lambda: as_json(work(enc, batch, "all"))) == expected
+    # A fresh encoding in the child works too (the registry's cache and lock were copied).
+    child = run_forked(
+        lambda: bytepair.get_encoding("cl100k_base", vocab_dir=shared_path("vocab")).encode("fork")
+    )
+    assert child == enc.encode("fork")
+
+
+def test_fork_while_other_threads_encode() -> None:
+    enc = ours("cl100k_base")
+    batch = texts()[:80]
+    expected = as_json(work(enc, batch, {"<|endoftext|>"}))
+    stop = threading.Event()
+
+    def busy(k: int) -> None:
+        while not stop.is_set():
+            enc.encode_batch(batch, num_threads=2, allowed_special=SPECIAL_SETS[k % 5])
+            enc.encode(batch[k], allowed_special=SPECIAL_SETS[(k + 1) % 5], disallowed_special=())
+
+    threads = [threading.Thread(target=busy, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    try:
+        time.sleep(0.2)
+        for _ in range(3):
+            got = run_forked(lambda: as_json(work(enc, batch, {"<|endoftext|>"})))
+            assert got == expected
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout=120)
