@@ -18,6 +18,9 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("BYTEPAIR_SHARED", ROOT.parent / "shared")).resolve()
 REQUIRE_SHARED = os.environ.get("BYTEPAIR_REQUIRE_SHARED", "") not in ("", "0")
 
+# Tests never touch the network: vocabularies come from the shared folder or nowhere.
+os.environ.setdefault("BYTEPAIR_OFFLINE", "1")
+
 # tiktoken caches even local vocabulary files in /tmp/data-gym-cache unless told not to.
 os.environ.setdefault("TIKTOKEN_CACHE_DIR", "")
 

@@ -35,7 +35,7 @@ def enc(name: str) -> bytepair.Encoding:
 
 def run(*args: str, input: str | bytes | None = None, env: dict[str, str] | None = None) -> Result:
     # Environment variables that would change where vocabularies come from are cleared.
-    base = {"BYTEPAIR_VOCAB_DIR": "", "BYTEPAIR_ALLOW_DOWNLOAD": ""}
+    base = {"BYTEPAIR_VOCAB_DIR": "", "BYTEPAIR_OFFLINE": "1"}
     return CliRunner().invoke(cli, list(args), input=input, env={**base, **(env or {})})
 
 
@@ -622,7 +622,7 @@ def test_errors_are_one_line(vocab: str, tmp_path: Path, prompt_files: dict[str,
         (["report", *v, jsonl, "--plot", str(tmp_path / "x.unknown")], ["--plot"]),
         (
             ["count", "--vocab-dir", str(empty), "-e", "cl100k_base", "x"],
-            ["cl100k_base.tiktoken", "BYTEPAIR_ALLOW_DOWNLOAD=1"],
+            ["cl100k_base.tiktoken", "BYTEPAIR_OFFLINE=1"],
         ),
         (["count", *v, "-t", str(tmp_path / "none.tiktoken"), "x"], ["none.tiktoken"]),
         (["count", *v, "-t", str(bad_jsonl), "x"], ["bad.jsonl"]),

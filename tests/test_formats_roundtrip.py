@@ -3,6 +3,8 @@ same ids; bytepair.formats.convert (the engine of ``bytepair convert``)."""
 
 from __future__ import annotations
 
+import doctest
+import importlib
 import pickle
 from pathlib import Path
 
@@ -159,3 +161,29 @@ def test_trained_vocabulary_in_tokenizers(
     enc, tk = trained
     text = text.encode("utf-8", "replace").decode("utf-8")
     assert tk.encode(text).ids == enc.encode_ordinary(text)
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "bytepair.formats",
+        "bytepair.formats.common",
+        "bytepair.formats.detect",
+        "bytepair.formats.gpt2",
+        "bytepair.formats.hf_json",
+        "bytepair.formats.hf_pipeline",
+        "bytepair.formats.regex_dialects",
+        "bytepair.formats.tiktoken_file",
+    ],
+)
+def test_doctests(module: str) -> None:
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_encoding_method_doctests() -> None:
+    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner()
+    for name in ("from_file", "from_gpt2_files", "from_hf_files", "from_tokenizer_json", "save"):
+        for test in finder.find(getattr(Encoding, name), name, globs={"Encoding": Encoding}):
+            runner.run(test)
+    assert runner.failures == 0 and runner.tries >= 5

@@ -225,13 +225,7 @@ def _resolve(name: str, vocab_dir: Path | None) -> Tokenizer:
     try:
         return resolve_tokenizer(name, vocab_dir=vocab_dir)
     except FileNotFoundError as e:
-        # The registry's advice is for Python callers; say how to do it from the shell.
-        fail(
-            _one_line(e).replace(
-                "call get_encoding(..., download=True)",
-                "set BYTEPAIR_ALLOW_DOWNLOAD=1 to let bytepair download it",
-            )
-        )
+        fail(_one_line(e))
 
 
 def _tokenizers(choice: _Choice) -> list[Tokenizer]:

@@ -203,6 +203,16 @@ class Encoding:
 
         ``pat_str`` defaults to GPT-2's; the entries no merge makes (``<|endoftext|>``) are special
         tokens, with ``special_tokens`` added. See :mod:`bytepair.formats.gpt2`.
+
+        >>> import tempfile, pathlib
+        >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256}
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> from bytepair.patterns import GPT2
+        >>> encoder, merges = Encoding("t", pat_str=GPT2, mergeable_ranks=ranks,
+        ...                            special_tokens={"<e>": 257}).save(folder, format="gpt2")
+        >>> enc = Encoding.from_gpt2_files(encoder, merges)
+        >>> enc.encode("ab<e>", allowed_special="all"), enc.special_tokens_set
+        ([256, 257], {'<e>'})
         """
         from bytepair.formats.gpt2 import load_gpt2_files
 
@@ -225,6 +235,16 @@ class Encoding:
         The pre-tokenizer is ``ByteLevel`` (GPT-2's) unless ``pat_str`` (a pattern name or regex)
         or ``pre_tokenizer=`` (a ``tokenizer.json`` object) says otherwise; ``normalizer=`` takes a
         name such as ``"NFC"`` or an object. See :func:`bytepair.formats.gpt2.load_hf_files`.
+
+        >>> import json, tempfile, pathlib
+        >>> from bytepair.bytes_unicode import encode_bytes
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> vocab = {encode_bytes(bytes([b])): b for b in range(256)} | {"ab": 256, "<e>": 257}
+        >>> _ = (folder / "vocab.json").write_text(json.dumps(vocab))
+        >>> _ = (folder / "merges.txt").write_text("#version: 0.2\\na b\\n")
+        >>> enc = Encoding.from_hf_files(folder / "vocab.json", folder / "merges.txt")
+        >>> enc.encode("abab<e>")  # <e> is no merge's result: a special (added) token
+        [256, 256, 257]
         """
         from bytepair.formats.gpt2 import load_hf_files
 
@@ -238,6 +258,14 @@ class Encoding:
         ``tokenizers.Tokenizer.from_file(path).encode(text).ids``. See
         :mod:`bytepair.formats.hf_json` for what is supported (anything else is a ``ValueError``
         naming the component).
+
+        >>> import tempfile, pathlib
+        >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256}
+        >>> from bytepair.patterns import GPT2
+        >>> enc = Encoding("t", pat_str=GPT2, mergeable_ranks=ranks, special_tokens={"<e>": 257})
+        >>> (path,) = enc.save(pathlib.Path(tempfile.mkdtemp()), format="hf")
+        >>> Encoding.from_tokenizer_json(path).encode("ab<e>")  # added tokens: always recognised
+        [256, 257]
         """
         from bytepair.formats.hf_json import load_tokenizer_json
 
@@ -250,7 +278,8 @@ class Encoding:
         the paths written are returned. See :func:`bytepair.formats.save`.
 
         >>> import tempfile, pathlib
-        >>> enc = Encoding("b", pat_str="gpt2",
+        >>> from bytepair.patterns import GPT2
+        >>> enc = Encoding("b", pat_str=GPT2,
         ...                mergeable_ranks={bytes([b]): b for b in range(256)}, special_tokens={})
         >>> [p.name for p in enc.save(pathlib.Path(tempfile.mkdtemp()), format="hf")]
         ['tokenizer.json']
@@ -258,6 +287,54 @@ class Encoding:
         from bytepair.formats import save
 
         return save(self, path, format=format)
+
+    def to_tiktoken(self) -> Any:
+        """The same encoding as a ``tiktoken.Encoding`` (needs tiktoken installed).
+
+        Only encodings merged by tiktoken's rank rule convert exactly (``.tiktoken`` files,
+        trained ones, GPT-2 files); an encoding read from a Hugging Face file that merges by pair
+        priority raises ``ValueError`` rather than give a tokenizer with different ids.
+
+        >>> enc = Encoding("b", pat_str=r"\\S+|\\s+",
+        ...                mergeable_ranks={bytes([b]): b for b in range(256)}, special_tokens={})
+        >>> enc.to_tiktoken().encode("hi")
+        [104, 105]
+        """
+        try:
+            import tiktoken
+        except ImportError:
+            raise ImportError("to_tiktoken() needs tiktoken: pip install tiktoken") from None
+        if getattr(self._core, "is_pair_mode", False):
+            raise ValueError(
+                f"{self.name!r} merges by pair priority (a Hugging Face file); tiktoken's rank "
+                "rule would give different ids. Use to_hf() instead."
+            )
+        return tiktoken.Encoding(
+            self.name,
+            pat_str=self._pat_str,
+            mergeable_ranks=self._mergeable_ranks,
+            special_tokens=self._special_tokens,
+        )
+
+    def to_hf(self) -> Any:
+        """The same encoding as a Hugging Face ``tokenizers.Tokenizer`` (needs tokenizers).
+
+        Built from the ``tokenizer.json`` that :meth:`save` writes, so its ids are ours.
+
+        >>> enc = Encoding("b", pat_str=r"\\S+|\\s+",
+        ...                mergeable_ranks={bytes([b]): b for b in range(256)}, special_tokens={})
+        >>> enc.to_hf().encode("hi").ids
+        [104, 105]
+        """
+        try:
+            import tokenizers
+        except ImportError:
+            raise ImportError("to_hf() needs tokenizers: pip install tokenizers") from None
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="bytepair-") as folder:
+            (written,) = self.save(folder, format="hf")
+            return tokenizers.Tokenizer.from_file(str(written))
 
     @classmethod
     def _from_tiktoken_bytes(

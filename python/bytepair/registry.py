@@ -7,9 +7,9 @@ Where a vocabulary file is looked for, in order:
    directly inside or in a sub-folder named after the encoding (the layout of a folder of
    vocabularies such as ``shared/vocab``);
 2. the cache, ``BYTEPAIR_CACHE_DIR`` (default ``~/.cache/bytepair``), by the same names;
-3. a download from the upstream URL, only with ``download=True`` (or
-   ``BYTEPAIR_ALLOW_DOWNLOAD=1``), verified against the pinned sha256 and written to the cache
-   atomically.
+3. a download from the upstream URL (unless ``download=False`` or ``BYTEPAIR_OFFLINE=1``),
+   verified against the pinned sha256 and written to the cache atomically; without network the
+   error says exactly which file to put where.
 
 Every file is checked against its sha256 before use, wherever it came from, so a truncated or
 tampered file is an error, never a silently different tokenizer. Nothing touches the network at
@@ -301,14 +301,21 @@ def find_vocab_file(
             return path, data
         tried.append(str(directory))
     if download is None:
-        download = os.environ.get("BYTEPAIR_ALLOW_DOWNLOAD", "") not in ("", "0")
+        download = os.environ.get("BYTEPAIR_OFFLINE", "") in ("", "0")
     if download and spec.file.url:
-        return _download(spec.file)
+        try:
+            return _download(spec.file)
+        except OSError as e:
+            raise FileNotFoundError(
+                f"no {spec.file.filename} for encoding {name!r} in {', '.join(tried)}, and "
+                f"downloading {spec.file.url} failed ({e}): put that file into "
+                f"{cache_dir()} (or set BYTEPAIR_VOCAB_DIR to a folder that has it)"
+            ) from None
     how = f"download it from {spec.file.url} " if spec.file.url else "obtain it from its publisher "
     raise FileNotFoundError(
         f"no {spec.file.filename} for encoding {name!r} in {', '.join(tried)}: {how}"
         f"into one of those folders, set BYTEPAIR_VOCAB_DIR to a folder that has it"
-        + (", or call get_encoding(..., download=True)" if spec.file.url else "")
+        + (" (downloads are off: BYTEPAIR_OFFLINE=1 or download=False)" if spec.file.url else "")
     )
 
 
@@ -363,7 +370,8 @@ def get_encoding(
 ) -> Encoding:
     """The encoding called ``name`` (built once per process, then shared).
 
-    Looks for the file locally (see the module docs); downloads only if ``download=True``.
+    Looks for the file locally (see the module docs), then downloads it unless
+    ``download=False`` or ``BYTEPAIR_OFFLINE=1``.
     """
     spec = _spec(name)
     key = f"{name}\0{vocab_dir}"

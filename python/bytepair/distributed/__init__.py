@@ -1,9 +1,12 @@
 """Scale out: tokenize datasets and train tokenizers on many processes or a Ray cluster.
 
->>> from bytepair.distributed import tokenize, load_tokens, train  # doctest: +SKIP
->>> enc = bytepair.get_encoding("gpt2")                             # doctest: +SKIP
->>> tokenize("data/*.jsonl", enc, "out/", engine="ray")             # doctest: +SKIP
->>> tokens, offsets = load_tokens("out/")                           # doctest: +SKIP
+Example (needs input files and, for ``engine="ray"``, Ray; see ``tests/test_distributed.py``
+for runnable versions)::
+
+    from bytepair.distributed import tokenize, load_tokens, train
+    enc = bytepair.get_encoding("gpt2")
+    tokenize("data/*.jsonl", enc, "out/", engine="ray")
+    tokens, offsets = load_tokens("out/")
 
 - :func:`tokenize` reads ``.jsonl`` / ``.parquet`` / ``.txt`` files (local or any filesystem
   pyarrow opens), encodes them on Ray actors (``engine="ray"``) or local processes

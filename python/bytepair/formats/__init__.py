@@ -24,7 +24,8 @@ files recognises its added tokens in text, as ``tokenizers`` does, unless ``allo
 >>> import tempfile, pathlib
 >>> from bytepair import Encoding
 >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256}
->>> enc = Encoding("toy", pat_str="gpt2", mergeable_ranks=ranks, special_tokens={"<e>": 257})
+>>> from bytepair.patterns import GPT2
+>>> enc = Encoding("toy", pat_str=GPT2, mergeable_ranks=ranks, special_tokens={"<e>": 257})
 >>> folder = pathlib.Path(tempfile.mkdtemp())
 >>> _ = convert(*save(enc, folder / "toy.tiktoken", format="tiktoken"), folder / "hf",
 ...             to="hf", pat_str="gpt2", special_tokens={"<e>": 257})
@@ -101,6 +102,14 @@ def save(enc: Encoding, path: StrPath, *, format: SaveFormat) -> list[Path]:
       back with the same ``pat_str`` and ``special_tokens``;
     - ``"hf"``: ``tokenizer.json`` (``path`` may be a folder), readable by ``tokenizers``;
     - ``"gpt2"``: ``encoder.json`` + ``vocab.bpe`` in the folder ``path``.
+
+    >>> import tempfile, pathlib
+    >>> from bytepair.patterns import GPT2
+    >>> enc = Encoding("b", pat_str=GPT2, mergeable_ranks={bytes([b]): b for b in range(256)},
+    ...                special_tokens={})
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> [p.name for p in save(enc, folder, format="gpt2") + save(enc, folder, format="tiktoken")]
+    ['encoder.json', 'vocab.bpe', 'b.tiktoken']
     """
     from bytepair.formats.gpt2 import write_gpt2_files
     from bytepair.formats.hf_json import write_tokenizer_json

@@ -20,7 +20,8 @@ GPT-2 files, to the same ids.
 >>> import tempfile, pathlib
 >>> from bytepair import Encoding
 >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256, b"abc": 257}
->>> enc = Encoding("toy", pat_str="gpt2", mergeable_ranks=ranks, special_tokens={"<e>": 258})
+>>> from bytepair.patterns import GPT2
+>>> enc = Encoding("toy", pat_str=GPT2, mergeable_ranks=ranks, special_tokens={"<e>": 258})
 >>> folder = pathlib.Path(tempfile.mkdtemp())
 >>> [p.name for p in write_gpt2_files(enc, folder)]
 ['encoder.json', 'vocab.bpe']

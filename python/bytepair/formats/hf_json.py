@@ -380,6 +380,12 @@ def tiktoken_compatibility(enc: Encoding) -> str | None:
     merges are those tiktoken's rule implies) and its pipeline is one pattern: no normalizer, no
     post-processor adding tokens, only special added tokens, and a pre-tokenizer that is
     ``ByteLevel`` alone or a ``Split`` keeping a pattern's matches followed by ``ByteLevel``.
+
+    >>> ranks = {bytes([b]): b for b in range(256)}
+    >>> from bytepair.patterns import GPT2
+    >>> tiktoken_compatibility(Encoding("b", pat_str=GPT2, mergeable_ranks=ranks,
+    ...                                 special_tokens={})) is None
+    True
     """
     hf = enc._hf
     if hf is None:

@@ -33,6 +33,9 @@ def known_encoding(data: bytes, stem: str = "") -> str | None:
 
     Several encodings share a file (``gpt2`` and ``r50k_base``); the one named like the file
     wins, else the first listed.
+
+    >>> known_encoding(b"not a known file") is None
+    True
     """
     from bytepair.registry import ENCODINGS
 
