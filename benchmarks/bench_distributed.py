@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _report import write_section
 
 import bytepair
 from bytepair import registry
@@ -284,7 +285,7 @@ def main() -> None:
     report = render(args, enc, len(files), docs, mb, tokens, rows, ray_init, growth, load)
     print(report)
     if args.write:
-        write_section(report)
+        write_section(report, marker="distributed")
 
 
 def render(
@@ -373,18 +374,6 @@ def render(
 def build_kind(core: Path) -> str:
     """Whether the extension looks like a release build (debug builds are much larger)."""
     return "debug build" if core.stat().st_size > 20e6 else "release build"
-
-
-def write_section(report: str, marker: str = "distributed") -> None:
-    path = ROOT / "BENCHMARKS.md"
-    begin, end = f"<!-- {marker}:begin -->", f"<!-- {marker}:end -->"
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    block = f"{begin}\n{report}{end}"
-    if begin in text and end in text:
-        text = text[: text.index(begin)] + block + text[text.index(end) + len(end) :]
-    else:
-        text = text.rstrip() + "\n\n" + block + "\n"
-    registry.write_atomic(path, text.encode("utf-8"))
 
 
 if __name__ == "__main__":

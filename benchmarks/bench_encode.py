@@ -21,6 +21,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from _report import write_section
+
 import bytepair
 from bytepair import registry
 
@@ -358,18 +360,6 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_section(report: str, marker: str = "encode") -> None:
-    path = ROOT / "BENCHMARKS.md"
-    begin, end = f"<!-- {marker}:begin -->", f"<!-- {marker}:end -->"
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    block = f"{begin}\n{report}{end}"
-    if begin in text and end in text:
-        text = text[: text.index(begin)] + block + text[text.index(end) + len(end) :]
-    else:
-        text = text.rstrip() + "\n\n" + block + "\n"
-    registry.write_atomic(path, text.encode("utf-8"))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=3)
@@ -413,7 +403,7 @@ def main() -> None:
     report = header + "\n".join(sections)
     print(report)
     if args.write:
-        write_section(report)
+        write_section(report, marker="encode")
 
 
 if __name__ == "__main__":

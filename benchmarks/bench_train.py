@@ -159,8 +159,7 @@ def main() -> None:
     )
     print(report)
     if args.write:
-        sys.path.insert(0, str(Path(__file__).parent))
-        from bench_encode import write_section
+        from _report import write_section
 
         write_section(report, marker="train")
 
