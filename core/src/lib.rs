@@ -23,6 +23,8 @@ pub mod merge;
 pub mod pair_merge;
 mod piece_cache;
 pub mod pretokenize;
+#[cfg(test)]
+mod test_data;
 pub mod train;
 
 pub use encoder::CoreEncoder;

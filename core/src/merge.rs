@@ -11,8 +11,12 @@
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::OnceLock;
 
 use crate::Rank;
+
+mod backtrack;
+use backtrack::Backtracker;
 
 /// Token bytes to rank. `Vec<u8>: Borrow<[u8]>`, so it is queried with byte slices.
 pub type RankMap = FxHashMap<Vec<u8>, Rank>;
@@ -20,6 +24,12 @@ pub type RankMap = FxHashMap<Vec<u8>, Rank>;
 /// Anything that gives the rank of a byte string (a token of the vocabulary) or `None`.
 pub trait Lookup {
     fn rank(&self, bytes: &[u8]) -> Option<Rank>;
+
+    /// Append the ids of a long `piece` by a linear-time method and return true, or return
+    /// false (appending nothing) to have the caller use the heap merge.
+    fn merge_long(&self, _piece: &[u8], _out: &mut Vec<Rank>) -> bool {
+        false
+    }
 }
 
 impl Lookup for RankMap {
@@ -44,6 +54,9 @@ pub struct TokenTable {
     long: RankMap,
     byte: [Rank; 256],
     max_len: usize,
+    /// Built on the first long piece (most texts have none), `None` if the vocabulary does not
+    /// qualify for the linear-time merge.
+    backtracker: OnceLock<Option<Box<Backtracker>>>,
 }
 
 #[inline]
@@ -80,7 +93,26 @@ impl TokenTable {
             long,
             byte: *byte_ranks,
             max_len,
+            backtracker: OnceLock::new(),
         }
+    }
+
+    /// Every token with its rank, in no particular order.
+    fn tokens(&self) -> Vec<(Vec<u8>, Rank)> {
+        let mut tokens: Vec<(Vec<u8>, Rank)> = (0..=255u8)
+            .map(|b| (vec![b], self.byte[usize::from(b)]))
+            .collect();
+        for (i, &rank) in self.pair.iter().enumerate() {
+            if rank != Rank::MAX {
+                tokens.push((vec![(i >> 8) as u8, i as u8], rank));
+            }
+        }
+        for (&key, &rank) in &self.short {
+            let bytes = key.to_le_bytes();
+            tokens.push((bytes[..usize::from(bytes[15])].to_vec(), rank));
+        }
+        tokens.extend(self.long.iter().map(|(t, &r)| (t.clone(), r)));
+        tokens
     }
 }
 
@@ -97,6 +129,13 @@ impl Lookup for TokenTable {
             n if n <= self.max_len => self.long.get(bytes).copied(),
             _ => None,
         }
+    }
+
+    fn merge_long(&self, piece: &[u8], out: &mut Vec<Rank>) -> bool {
+        self.backtracker
+            .get_or_init(|| Backtracker::new(self).map(Box::new))
+            .as_ref()
+            .is_some_and(|b| b.merge(piece, self, out))
     }
 }
 
@@ -118,10 +157,8 @@ pub fn encode_piece<L: Lookup>(
         _ => {
             if let Some(rank) = ranks.rank(piece) {
                 out.push(rank);
-            } else if piece.len() <= FLAT_MERGE_MAX_LEN {
-                flat_merge(piece, ranks, byte_ranks, |rank| out.push(rank));
             } else {
-                heap_merge(piece, ranks, byte_ranks, |rank| out.push(rank));
+                merge_piece(piece, ranks, byte_ranks, out);
             }
         }
     }
@@ -136,9 +173,9 @@ pub fn merge_piece<L: Lookup>(
     out: &mut Vec<Rank>,
 ) {
     if piece.len() <= FLAT_MERGE_MAX_LEN {
-        flat_merge(piece, ranks, byte_ranks, |rank| out.push(rank));
-    } else {
-        heap_merge(piece, ranks, byte_ranks, |rank| out.push(rank));
+        flat_merge(piece, ranks, byte_ranks, |_, _| {}, |rank| out.push(rank));
+    } else if !ranks.merge_long(piece, out) {
+        heap_merge(piece, ranks, byte_ranks, |_, _| {}, |rank| out.push(rank));
     }
 }
 
@@ -152,13 +189,9 @@ pub fn count_piece<L: Lookup>(piece: &[u8], ranks: &L, byte_ranks: &[Rank; 256])
             if ranks.rank(piece).is_some() {
                 1
             } else {
-                let mut n = 0;
-                if piece.len() <= FLAT_MERGE_MAX_LEN {
-                    flat_merge(piece, ranks, byte_ranks, |_| n += 1);
-                } else {
-                    heap_merge(piece, ranks, byte_ranks, |_| n += 1);
-                }
-                n
+                let mut ids = Vec::new();
+                merge_piece(piece, ranks, byte_ranks, &mut ids);
+                ids.len()
             }
         }
     }
@@ -179,11 +212,13 @@ struct Part {
 }
 
 /// Merge with a flat array of parts: `O(n^2)` but with tiny constants for short pieces.
-/// Calls `emit(rank)` for each final part, left to right.
+/// Calls `on_join(left, right)` with the ranks of the two parts of each merge, in order, and
+/// `emit(rank)` for each final part, left to right.
 fn flat_merge<L: Lookup>(
     piece: &[u8],
     ranks: &L,
     byte_ranks: &[Rank; 256],
+    on_join: impl FnMut(Rank, Rank),
     emit: impl FnMut(Rank),
 ) {
     const EMPTY: Part = Part {
@@ -195,10 +230,10 @@ fn flat_merge<L: Lookup>(
     // Short pieces (nearly all) work on the stack: no allocation per piece.
     if n <= FLAT_MERGE_MAX_LEN {
         let mut parts = [EMPTY; FLAT_MERGE_MAX_LEN + 1];
-        flat_merge_in(piece, ranks, byte_ranks, &mut parts[..=n], emit);
+        flat_merge_in(piece, ranks, byte_ranks, &mut parts[..=n], on_join, emit);
     } else {
         let mut parts = vec![EMPTY; n + 1];
-        flat_merge_in(piece, ranks, byte_ranks, &mut parts, emit);
+        flat_merge_in(piece, ranks, byte_ranks, &mut parts, on_join, emit);
     }
 }
 
@@ -209,6 +244,7 @@ fn flat_merge_in<L: Lookup>(
     ranks: &L,
     byte_ranks: &[Rank; 256],
     parts: &mut [Part],
+    mut on_join: impl FnMut(Rank, Rank),
     mut emit: impl FnMut(Rank),
 ) {
     let n = piece.len();
@@ -249,6 +285,7 @@ fn flat_merge_in<L: Lookup>(
         }
         // Join part `at` with part `at + 1`; the joined part *is* the token of rank `best`.
         // Then refresh the two pair ranks that changed.
+        on_join(parts[at].rank, parts[at + 1].rank);
         parts.copy_within(at + 2..len, at + 1);
         len -= 1;
         parts[at].rank = best;
@@ -277,12 +314,14 @@ fn flat_merge_in<L: Lookup>(
 }
 
 /// Merge with a min-heap of candidate pairs over a doubly linked list of parts: `O(n log n)`.
+/// `on_join` and `emit` as for the flat merge.
 /// Stale heap entries are skipped when popped (lazy deletion). Heap entries are single `u64`
 /// keys, `rank << 32 | start`, so ties go to the leftmost pair as in the flat merge.
 fn heap_merge<L: Lookup>(
     piece: &[u8],
     ranks: &L,
     byte_ranks: &[Rank; 256],
+    mut on_join: impl FnMut(Rank, Rank),
     mut emit: impl FnMut(Rank),
 ) {
     let n = piece.len();
@@ -320,6 +359,7 @@ fn heap_merge<L: Lookup>(
         // Join `left` with the part after it: the result is the token of rank `rank`.
         let right = next[left] as usize;
         let after = next[right] as usize;
+        on_join(part[left], part[right]);
         part[right] = Rank::MAX;
         part[left] = rank;
         next[left] = after as u32;
@@ -403,12 +443,18 @@ mod tests {
                 })
                 .collect();
             let mut via_flat = Vec::new();
-            flat_merge(&piece, &ranks, &byte_ranks, |r| via_flat.push(r));
+            flat_merge(&piece, &ranks, &byte_ranks, |_, _| {}, |r| via_flat.push(r));
             let mut via_heap = Vec::new();
-            heap_merge(&piece, &ranks, &byte_ranks, |r| via_heap.push(r));
+            heap_merge(&piece, &ranks, &byte_ranks, |_, _| {}, |r| via_heap.push(r));
             let table = TokenTable::new(&ranks, &byte_ranks);
             let mut via_table = Vec::new();
-            heap_merge(&piece, &table, &byte_ranks, |r| via_table.push(r));
+            heap_merge(
+                &piece,
+                &table,
+                &byte_ranks,
+                |_, _| {},
+                |r| via_table.push(r),
+            );
 
             let expected = naive(&piece, &ranks);
             assert_eq!(via_flat, expected, "flat {piece:?}");

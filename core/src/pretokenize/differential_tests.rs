@@ -3,12 +3,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::PathBuf;
-
 use rayon::prelude::*;
 use std::time::Instant;
 
 use super::{Pretokenizer, patterns};
+use crate::test_data::{corpus_files, shared};
 
 const PATTERNS: [(&str, &str); 5] = [
     ("gpt2", patterns::GPT2),
@@ -258,43 +257,6 @@ fn random_code_points() {
             check(pair, &text);
         }
     }
-}
-
-/// The shared data folder: `BYTEPAIR_SHARED`, else `../shared` beside the workspace.
-fn shared() -> Option<PathBuf> {
-    let path = std::env::var_os("BYTEPAIR_SHARED").map_or_else(
-        || PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared")),
-        PathBuf::from,
-    );
-    if path.join("corpus").is_dir() {
-        return Some(path);
-    }
-    let required =
-        std::env::var("BYTEPAIR_REQUIRE_SHARED").is_ok_and(|v| !v.is_empty() && v != "0");
-    assert!(
-        !required,
-        "shared data not found at {} (set BYTEPAIR_SHARED)",
-        path.display()
-    );
-    eprintln!(
-        "skipped: shared data not found at {} (set BYTEPAIR_SHARED)",
-        path.display()
-    );
-    None
-}
-
-fn corpus_files(shared: &std::path::Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for dir in std::fs::read_dir(shared.join("corpus")).unwrap() {
-        let dir = dir.unwrap().path();
-        if dir.is_dir() {
-            for file in std::fs::read_dir(&dir).unwrap() {
-                files.push(file.unwrap().path());
-            }
-        }
-    }
-    files.sort();
-    files
 }
 
 /// Compare on a text where the regex engine may fail: `fancy-regex` gives up on very long

@@ -1,0 +1,598 @@
+//! Merging long pieces in linear time, by checking token boundaries instead of replaying merges.
+//!
+//! The heap merge costs `O(n log n)` with a large constant: a megabyte of random letters was 20x
+//! slower per byte than prose. This module finds the same ids another way, resting on two facts
+//! about rank-greedy BPE (proved below; the second is checked for the vocabulary before this path
+//! is used). Tokens that their own bytes do not merge into (a few in Llama 3) never form in any
+//! text, so they are left out.
+//!
+//! 1. *Pairs decide.* Call adjacent tokens `a`, `b` compatible when merging the bytes of `a` then
+//!    `b` on their own gives `[a, b]`. A segmentation of a text into tokens that merge back to
+//!    themselves is the BPE result exactly when every adjacent pair in it is compatible.
+//!    Why: in BPE's run on the whole text, look at the first merge that crosses a boundary of
+//!    the segmentation, between tokens `a` and `b`. Until then the span of `a` and `b` evolved
+//!    as if alone, so merging `a`+`b` alone crosses that boundary too: they are not compatible.
+//!    So no merge crosses a boundary, each token's span merges as if alone, into the token.
+//!    Conversely, BPE's own result is pairwise compatible (each pair's span evolved alone).
+//! 2. *Compatibility is cheap to check* when each token's rank is above the ranks of the two
+//!    tokens its last merge joined (its *split*): then merges happen in increasing rank order,
+//!    the parts next to the boundary over time are the chains `a, right(a), right(right(a))...`
+//!    and `b, left(b), ...`, and walking both chains backwards from the latest-formed part tells
+//!    whether the pair across the boundary would ever have been the lowest rank first.
+//!
+//! The search walks the piece left to right, taking the longest token (from a byte trie) that
+//! is compatible with the previous one, and backs up when nothing fits. By fact 1 the tokens on
+//! the stack at position `p` are always the BPE result of the first `p` bytes, so a position
+//! where nothing fits never fits later: it is marked dead and never tried again. Each position
+//! is tried once, with at most one candidate per token length: linear in the piece length.
+
+use super::{FLAT_MERGE_MAX_LEN, Lookup, TokenTable, flat_merge, heap_merge};
+use crate::Rank;
+
+/// No token (in `split` and the trie), or no limit (in `compatible`).
+const NONE: Rank = Rank::MAX;
+
+/// What the boundary search needs besides the token table; built once per vocabulary.
+#[derive(Debug, Clone)]
+pub(crate) struct Backtracker {
+    /// For each rank, the ranks its last merge joined (`[NONE, NONE]` for single bytes).
+    split: Vec<[Rank; 2]>,
+    /// The byte length of each rank's token (0: no token has that rank, or it never forms).
+    len: Vec<u16>,
+    /// Whether every token ranks above the two it is made of (fact 2); if not, compatibility is
+    /// checked by merging the pair's bytes, which costs more but is still bounded per token.
+    monotone: bool,
+    trie: PrefixTrie,
+}
+
+/// Merge `bytes` on their own, as [`flat_merge`] does; long ones (a hostile file's megabyte
+/// token) take the heap so that nothing here is quadratic.
+fn merge_alone(
+    bytes: &[u8],
+    table: &TokenTable,
+    on_join: impl FnMut(Rank, Rank),
+    emit: impl FnMut(Rank),
+) {
+    if bytes.len() <= FLAT_MERGE_MAX_LEN {
+        flat_merge(bytes, table, &table.byte, on_join, emit);
+    } else {
+        heap_merge(bytes, table, &table.byte, on_join, emit);
+    }
+}
+
+/// Compatibility answers already worked out during one piece. Runs repeat the same few pairs
+/// (a run of tabs tries many lengths at every position), so most checks become one load.
+struct PairMemo {
+    /// `(left << 32 | right) << 1 | answer`, or `EMPTY`; direct mapped, newest answer wins.
+    slots: Vec<u64>,
+    shift: u32,
+}
+
+impl PairMemo {
+    const EMPTY: u64 = u64::MAX;
+
+    fn new(piece_len: usize) -> Self {
+        let size = (piece_len / 4).next_power_of_two().clamp(64, 4096);
+        Self {
+            slots: vec![Self::EMPTY; size],
+            shift: 64 - size.trailing_zeros(),
+        }
+    }
+
+    #[inline]
+    fn get_or(&mut self, left: Rank, right: Rank, check: impl FnOnce() -> bool) -> bool {
+        let key = u64::from(left) << 32 | u64::from(right);
+        let slot = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize;
+        let entry = self.slots[slot];
+        if entry != Self::EMPTY && entry >> 1 == key {
+            return entry & 1 == 1;
+        }
+        let answer = check();
+        self.slots[slot] = key << 1 | u64::from(answer);
+        answer
+    }
+}
+
+/// Every token in a byte trie, so the tokens that start a text are found in one walk.
+/// Nodes are numbered breadth first, so the children of node `v` are the nodes
+/// `first[v]..first[v + 1]`, with their bytes (sorted) in `label` at the same indices.
+#[derive(Debug, Clone)]
+struct PrefixTrie {
+    first: Vec<u32>,
+    label: Vec<u8>,
+    rank: Vec<Rank>,
+}
+
+impl PrefixTrie {
+    /// `tokens` sorted by bytes, without duplicates.
+    fn new(tokens: &[(&[u8], Rank)]) -> Self {
+        // One entry per node: the tokens under it (a range of `tokens`) and its depth.
+        let mut nodes: Vec<(usize, usize, usize)> = vec![(0, tokens.len(), 0)];
+        let mut first = Vec::new();
+        let mut label = vec![0u8];
+        let mut rank = Vec::new();
+        let mut v = 0;
+        while v < nodes.len() {
+            let (mut lo, hi, depth) = nodes[v];
+            // Sorted order puts the node's own token (its whole prefix) first.
+            if lo < hi && tokens[lo].0.len() == depth {
+                rank.push(tokens[lo].1);
+                lo += 1;
+            } else {
+                rank.push(NONE);
+            }
+            first.push(nodes.len() as u32);
+            while lo < hi {
+                let byte = tokens[lo].0[depth];
+                let end = lo + tokens[lo..hi].partition_point(|t| t.0[depth] == byte);
+                nodes.push((lo, end, depth + 1));
+                label.push(byte);
+                lo = end;
+            }
+            v += 1;
+        }
+        first.push(nodes.len() as u32);
+        Self { first, label, rank }
+    }
+
+    /// Push `(length, rank)` for every token that starts `text` and is at most `max` bytes,
+    /// shortest first.
+    #[inline]
+    fn prefixes(&self, text: &[u8], max: usize, out: &mut Vec<(u32, Rank)>) {
+        let mut v = 0usize;
+        for (depth, &byte) in text.iter().take(max).enumerate() {
+            let (lo, hi) = (self.first[v] as usize, self.first[v + 1] as usize);
+            let children = &self.label[lo..hi];
+            v = if children.len() == 256 {
+                lo + usize::from(byte)
+            } else {
+                match children.binary_search(&byte) {
+                    Ok(k) => lo + k,
+                    Err(_) => return,
+                }
+            };
+            if self.rank[v] != NONE {
+                out.push((depth as u32 + 1, self.rank[v]));
+            }
+        }
+    }
+}
+
+impl Backtracker {
+    /// Index the tokens of `table` (`None` only for tokens over 64 KiB, which no real
+    /// vocabulary has; callers then keep the heap merge).
+    pub(crate) fn new(table: &TokenTable) -> Option<Self> {
+        let mut tokens: Vec<(Vec<u8>, Rank)> = table.tokens();
+        tokens.sort_unstable();
+        let bound = tokens.iter().map(|t| t.1 as usize + 1).max()?;
+        let mut split = vec![[NONE; 2]; bound];
+        let mut len = vec![0u16; bound];
+        let mut reachable = Vec::with_capacity(tokens.len());
+        let mut monotone = true;
+        for (token, rank) in &tokens {
+            let token_len = u16::try_from(token.len()).ok()?;
+            if token.len() > 1 {
+                // Merge the token's bytes alone, remembering the last join.
+                let mut last = [NONE; 2];
+                let mut parts = 0;
+                merge_alone(token, table, |l, r| last = [l, r], |_| parts += 1);
+                if parts != 1 {
+                    // A token that its own bytes do not merge into never forms in any text (a
+                    // part's bytes always merge as if alone), so leaving it out changes nothing.
+                    continue;
+                }
+                // Fact 2 needs ranks that grow along each merge (Llama 3 has a few that do not).
+                monotone &= last[0] < *rank && last[1] < *rank;
+                split[*rank as usize] = last;
+            }
+            len[*rank as usize] = token_len;
+            reachable.push((token.as_slice(), *rank));
+        }
+        Some(Self {
+            split,
+            len,
+            monotone,
+            trie: PrefixTrie::new(&reachable),
+        })
+    }
+
+    /// The rank of `bytes` if it is a token that some text can merge into.
+    #[inline]
+    fn reachable_rank(&self, bytes: &[u8], table: &TokenTable) -> Option<Rank> {
+        table.rank(bytes).filter(|&r| self.len[r as usize] != 0)
+    }
+
+    /// Append the ids of `piece` to `out` and return true; false (with `out` unchanged) if no
+    /// segmentation is found, which the checks in [`Backtracker::new`] rule out.
+    pub(crate) fn merge(&self, piece: &[u8], table: &TokenTable, out: &mut Vec<Rank>) -> bool {
+        let n = piece.len();
+        let base = out.len();
+        // Where each token on the stack (`out[base..]`) starts.
+        let mut starts: Vec<u32> = Vec::with_capacity(n / 2 + 1);
+        let mut dead = vec![0u64; n / 64 + 1];
+        let mut candidates: Vec<(u32, Rank)> = Vec::with_capacity(64);
+        let mut memo = PairMemo::new(n);
+        let mut pos = 0;
+        // After backing up to `pos`: the length of the token just taken back (0: none yet).
+        let mut retried = 0;
+        while pos < n {
+            candidates.clear();
+            self.trie.prefixes(&piece[pos..], n - pos, &mut candidates);
+            let previous = out[base..].last().copied();
+            let fits = |&(len, rank): &(u32, Rank), memo: &mut PairMemo| {
+                let end = pos + len as usize;
+                (end == n || dead[end / 64] & 1 << (end % 64) == 0)
+                    && previous.is_none_or(|left| {
+                        memo.get_or(left, rank, || {
+                            self.compatible(piece, pos, left, rank, table)
+                        })
+                    })
+            };
+            // The order tried: the previous token again first (in a run of one character the
+            // same token repeats, and the longest candidate is often wrong), then the others,
+            // longest first. A retry resumes after the candidate taken back.
+            let repeat = previous.and_then(|p| candidates.iter().position(|c| c.1 == p));
+            let repeat_len = repeat.map_or(0, |k| candidates[k].0);
+            let mut fit = None;
+            if retried == 0 {
+                if let Some(k) = repeat {
+                    fit = Some(candidates[k]).filter(|c| fits(c, &mut memo));
+                }
+            }
+            if fit.is_none() {
+                let shorter_than = if retried == 0 || retried == repeat_len {
+                    u32::MAX
+                } else {
+                    retried
+                };
+                fit = candidates
+                    .iter()
+                    .rev()
+                    .filter(|c| c.0 < shorter_than && c.0 != repeat_len)
+                    .find(|c| fits(c, &mut memo))
+                    .copied();
+            }
+            if let Some((len, rank)) = fit {
+                out.push(rank);
+                starts.push(pos as u32);
+                pos += len as usize;
+                retried = 0;
+            } else {
+                dead[pos / 64] |= 1 << (pos % 64);
+                let Some(start) = starts.pop() else {
+                    out.truncate(base);
+                    return false;
+                };
+                out.pop();
+                retried = (pos - start as usize) as u32;
+                pos = start as usize;
+            }
+        }
+        true
+    }
+
+    /// Whether token `left`, ending at byte `at` of `piece`, and token `right`, starting there,
+    /// stay apart when their bytes are merged alone (fact 2 in the module comment).
+    #[inline]
+    fn compatible(
+        &self,
+        piece: &[u8],
+        at: usize,
+        mut left: Rank,
+        mut right: Rank,
+        table: &TokenTable,
+    ) -> bool {
+        let left_len = usize::from(self.len[left as usize]);
+        let right_len = usize::from(self.len[right as usize]);
+        if !self.monotone {
+            let mut parts = [NONE; 3];
+            let mut n = 0;
+            merge_alone(
+                &piece[at - left_len..at + right_len],
+                table,
+                |_, _| {},
+                |rank| {
+                    parts[n.min(2)] = rank;
+                    n += 1;
+                },
+            );
+            return n == 2 && parts[..2] == [left, right];
+        }
+        // A token across the boundary ranked below `limit` would have been merged before the
+        // event that ends the current pair of neighbours; at first nothing ends them.
+        let mut limit = NONE;
+        loop {
+            let left_len = usize::from(self.len[left as usize]);
+            let right_len = usize::from(self.len[right as usize]);
+            if let Some(across) = self.reachable_rank(&piece[at - left_len..at + right_len], table)
+            {
+                if across < limit {
+                    return false;
+                }
+            }
+            // Undo the later-formed neighbour. On equal ranks the left one formed first (ties go
+            // to the leftmost pair), and a tie with the boundary pair goes the same way: the
+            // boundary beats a merge on its right, loses to one on its left.
+            if left_len > 1 && (right_len == 1 || left > right) {
+                limit = left;
+                left = self.split[left as usize][1];
+            } else if right_len > 1 {
+                limit = right + 1;
+                right = self.split[right as usize][0];
+            } else {
+                return true;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merge::RankMap;
+
+    /// A vocabulary learned the way BPE training does (so both properties hold): repeatedly add
+    /// the most frequent adjacent pair of a sample text as the next rank.
+    fn trained(sample: &[u8], merges: usize) -> (RankMap, [Rank; 256]) {
+        let mut ranks = RankMap::default();
+        let mut byte_ranks = [0; 256];
+        for b in 0..=255u8 {
+            ranks.insert(vec![b], Rank::from(b));
+            byte_ranks[usize::from(b)] = Rank::from(b);
+        }
+        let mut parts: Vec<Vec<u8>> = sample.iter().map(|&b| vec![b]).collect();
+        for next in 0..merges {
+            let mut counts: std::collections::BTreeMap<(Vec<u8>, Vec<u8>), usize> =
+                Default::default();
+            for w in parts.windows(2) {
+                *counts.entry((w[0].clone(), w[1].clone())).or_default() += 1;
+            }
+            let Some(((a, b), _)) = counts
+                .into_iter()
+                .max_by(|x, y| x.1.cmp(&y.1).then_with(|| y.0.cmp(&x.0)))
+            else {
+                break;
+            };
+            let joined = [a.as_slice(), b.as_slice()].concat();
+            if ranks.contains_key(&joined) {
+                break;
+            }
+            ranks.insert(joined.clone(), 256 + next as Rank);
+            let mut merged = Vec::with_capacity(parts.len());
+            let mut i = 0;
+            while i < parts.len() {
+                if i + 1 < parts.len() && parts[i] == a && parts[i + 1] == b {
+                    merged.push(joined.clone());
+                    i += 2;
+                } else {
+                    merged.push(parts[i].clone());
+                    i += 1;
+                }
+            }
+            parts = merged;
+        }
+        (ranks, byte_ranks)
+    }
+
+    pub(super) fn random_text(seed: &mut u64, len: usize, alphabet: &[u8]) -> Vec<u8> {
+        (0..len)
+            .map(|_| {
+                *seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                alphabet[(*seed >> 33) as usize % alphabet.len()]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn agrees_with_the_heap_merge_on_trained_vocabularies() {
+        let mut seed = 11;
+        for (alphabet, merges) in [(&b"ab"[..], 40), (b"abc", 80), (b"ab c", 120), (b"a", 12)] {
+            let sample = random_text(&mut seed, 3000, alphabet);
+            let (ranks, byte_ranks) = trained(&sample, merges);
+            let table = TokenTable::new(&ranks, &byte_ranks);
+            let backtracker = Backtracker::new(&table).expect("a trained vocabulary qualifies");
+            for len in [1, 2, 3, 5, 17, 64, 65, 300, 2000] {
+                for _ in 0..20 {
+                    let piece = random_text(&mut seed, len, alphabet);
+                    let mut expected = Vec::new();
+                    heap_merge(&piece, &table, &byte_ranks, |_, _| {}, |r| expected.push(r));
+                    let mut got = vec![7];
+                    assert!(backtracker.merge(&piece, &table, &mut got));
+                    assert_eq!(
+                        got[1..],
+                        expected[..],
+                        "{:?}",
+                        String::from_utf8_lossy(&piece)
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ranks_that_do_not_grow_along_merges_take_the_exact_check() {
+        let mut ranks = RankMap::default();
+        let mut byte_ranks = [0; 256];
+        for b in 0..=255u8 {
+            ranks.insert(vec![b], Rank::from(b) + 10);
+            byte_ranks[usize::from(b)] = Rank::from(b) + 10;
+        }
+        // "ab" ranks below its own bytes, "abab" below "ab".
+        ranks.insert(b"ab".to_vec(), 3);
+        ranks.insert(b"ba".to_vec(), 4);
+        ranks.insert(b"abab".to_vec(), 2);
+        ranks.insert(b"aba".to_vec(), 300);
+        let table = TokenTable::new(&ranks, &byte_ranks);
+        let backtracker = Backtracker::new(&table).expect("every vocabulary qualifies");
+        assert!(!backtracker.monotone);
+        let mut seed = 3;
+        for len in 1..200 {
+            let piece = random_text(&mut seed, len, b"ab");
+            let mut expected = Vec::new();
+            heap_merge(&piece, &table, &byte_ranks, |_, _| {}, |r| expected.push(r));
+            let mut got = Vec::new();
+            assert!(backtracker.merge(&piece, &table, &mut got));
+            assert_eq!(got, expected, "{:?}", String::from_utf8_lossy(&piece));
+        }
+    }
+
+    #[test]
+    fn tokens_that_never_form_are_left_out() {
+        let mut ranks: RankMap = (0..=255u8).map(|b| (vec![b], Rank::from(b))).collect();
+        let byte_ranks: [Rank; 256] = std::array::from_fn(|b| b as Rank);
+        // No two-byte token joins "x", "y", "z", so "xyz" can never form.
+        ranks.insert(b"xyz".to_vec(), 256);
+        ranks.insert(b"zx".to_vec(), 257);
+        let table = TokenTable::new(&ranks, &byte_ranks);
+        let backtracker =
+            Backtracker::new(&table).expect("qualifies without the unreachable token");
+        for piece in [&b"xyzxyzxyz"[..], b"xxyyzz", b"zyxyzyxxyz"] {
+            let mut expected = Vec::new();
+            heap_merge(piece, &table, &byte_ranks, |_, _| {}, |r| expected.push(r));
+            let mut got = Vec::new();
+            assert!(backtracker.merge(piece, &table, &mut got));
+            assert_eq!(got, expected);
+        }
+    }
+
+    #[test]
+    fn huge_tokens_from_a_hostile_file_are_cheap() {
+        let mut ranks: RankMap = (0..=255u8).map(|b| (vec![b], Rank::from(b))).collect();
+        let byte_ranks: [Rank; 256] = std::array::from_fn(|b| b as Rank);
+        // Unreachable (nothing merges "aa"), and too long for the flat merge's quadratic time.
+        ranks.insert(vec![b'a'; 60_000], 256);
+        let table = TokenTable::new(&ranks, &byte_ranks);
+        let backtracker = Backtracker::new(&table).expect("tokens under 64 KiB qualify");
+        let mut got = Vec::new();
+        assert!(backtracker.merge(&[b'a'; 1000], &table, &mut got));
+        assert_eq!(got, vec![Rank::from(b'a'); 1000]);
+        // Past 64 KiB the linear path steps aside and the heap merge takes the piece.
+        ranks.insert(vec![b'b'; 70_000], 257);
+        let table = TokenTable::new(&ranks, &byte_ranks);
+        assert!(Backtracker::new(&table).is_none());
+        let mut out = Vec::new();
+        super::super::merge_piece(&[b'b'; 100], &table, &byte_ranks, &mut out);
+        assert_eq!(out, vec![Rank::from(b'b'); 100]);
+    }
+
+    #[test]
+    fn trie_lists_every_prefix_token() {
+        let tokens: Vec<(&[u8], Rank)> = vec![(b"a", 1), (b"ab", 5), (b"abc", 2), (b"b", 3)];
+        let trie = PrefixTrie::new(&tokens);
+        let mut out = Vec::new();
+        trie.prefixes(b"abcd", usize::MAX, &mut out);
+        assert_eq!(out, vec![(1, 1), (2, 5), (3, 2)]);
+        out.clear();
+        trie.prefixes(b"abcd", 2, &mut out);
+        assert_eq!(out, vec![(1, 1), (2, 5)]);
+        out.clear();
+        trie.prefixes(b"c", usize::MAX, &mut out);
+        assert!(out.is_empty());
+    }
+}
+
+/// The real vocabularies of `../shared/vocab`: they must qualify, and give the heap merge's ids.
+#[cfg(test)]
+mod real_vocabularies {
+    use super::tests::random_text;
+    use super::*;
+    use crate::merge::RankMap;
+    use crate::test_data::{corpus_files, shared};
+
+    const VOCABS: [&str; 6] = [
+        "r50k_base/r50k_base.tiktoken",
+        "p50k_base/p50k_base.tiktoken",
+        "cl100k_base/cl100k_base.tiktoken",
+        "o200k_base/o200k_base.tiktoken",
+        "llama3/tokenizer.model",
+        "llama4/tokenizer.model",
+    ];
+
+    #[test]
+    fn equal_to_the_heap_merge_on_every_corpus_file() {
+        let Some(shared) = shared() else { return };
+        let files: Vec<Vec<u8>> = corpus_files(&shared)
+            .iter()
+            .map(|f| std::fs::read(f).unwrap())
+            .collect();
+        for vocab in VOCABS {
+            let data = std::fs::read(shared.join("vocab").join(vocab)).unwrap();
+            let ranks: RankMap = crate::formats::tiktoken::parse(&data)
+                .unwrap()
+                .into_iter()
+                .collect();
+            let byte_ranks: [Rank; 256] = std::array::from_fn(|b| ranks[&vec![b as u8]]);
+            let table = TokenTable::new(&ranks, &byte_ranks);
+            let start = std::time::Instant::now();
+            let backtracker = Backtracker::new(&table);
+            eprintln!("{vocab}: built in {:?}", start.elapsed());
+            let backtracker = backtracker.unwrap();
+            // Llama 3 has tokens ranked below their parts; the others grow along merges.
+            assert_eq!(
+                backtracker.monotone,
+                !vocab.starts_with("llama3"),
+                "{vocab}"
+            );
+            let mut seed = 5u64;
+            let mut compared = 0;
+            for text in &files {
+                // Windows of raw bytes, not pre-tokenized pieces: harder and more varied input.
+                for _ in 0..12 {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    let len = (seed >> 40) as usize % 1500 + 1;
+                    let at = (seed >> 20) as usize % text.len().max(1);
+                    let window = &text[at.min(text.len())..(at + len).min(text.len())];
+                    let mut expected = Vec::new();
+                    heap_merge(window, &table, &byte_ranks, |_, _| {}, |r| expected.push(r));
+                    let mut got = Vec::new();
+                    assert!(backtracker.merge(window, &table, &mut got));
+                    assert_eq!(
+                        got,
+                        expected,
+                        "{vocab}: {:?}",
+                        String::from_utf8_lossy(window)
+                    );
+                    compared += window.len();
+                }
+            }
+            // Pieces from small alphabets: runs, near-runs and mixed scripts, where the search
+            // backs up most.
+            for alphabet in [
+                &b" "[..],
+                b"\t \n",
+                b"ab",
+                b" a",
+                b"0123456789",
+                b"=-*",
+                "é中 ".as_bytes(),
+                b"etaoin shrdlu",
+            ] {
+                for len in (1..600).step_by(7) {
+                    let window = random_text(&mut seed, len, alphabet);
+                    let mut expected = Vec::new();
+                    heap_merge(
+                        &window,
+                        &table,
+                        &byte_ranks,
+                        |_, _| {},
+                        |r| expected.push(r),
+                    );
+                    let mut got = Vec::new();
+                    assert!(backtracker.merge(&window, &table, &mut got));
+                    assert_eq!(
+                        got,
+                        expected,
+                        "{vocab}: {:?}",
+                        String::from_utf8_lossy(&window)
+                    );
+                    compared += window.len();
+                }
+            }
+            eprintln!("{vocab}: {compared} bytes compared");
+        }
+    }
+}
