@@ -573,6 +573,19 @@ def test_train_to_hf_json_and_read_it_back(tmp_path: Path) -> None:
     )
 
 
+def test_tokenizer_json_special_tokens_in_text() -> None:
+    # A tokenizer.json's special added tokens: plain text by default, as for tiktoken files (no
+    # error), the model's tokens with --allow-special; <s> ... </s> come from the post-processor.
+    path = str(shared_path("vocab", "roberta-base", "tokenizer.json"))
+    text = "Hello <mask>"
+    plain = [int(i) for i in ok("encode", "-t", path, text).stdout.split()]
+    assert plain[0] == 0 and plain[-1] == 2 and 50264 not in plain
+    allowed = [int(i) for i in ok("encode", "-t", path, "--allow-special", text).stdout.split()]
+    assert allowed == [0, 31414, 50264, 2]
+    assert ok("count", "-t", path, text).stdout == f"{len(plain)}\n"
+    assert ok("count", "-t", path, "--allow-special", text).stdout == "4\n"
+
+
 def test_tokenizer_folder(vocab: str) -> None:
     # GPT-2's own encoder.json + vocab.bpe, given as their folder.
     result = ok("encode", "-t", str(shared_path("vocab", "gpt2")), "hello world")

@@ -1,8 +1,9 @@
 """One Encoding shared by many threads gives what one thread gives; fork() after use is safe.
 
 The compiled encoder is immutable (a frozen pyclass, ``Sync``) and releases the GIL, so threads
-really run at once in Rust. Batch calls start their own pool of ``num_threads`` threads per call
-and stop them before returning: no thread outlives a call, so a forked child starts clean.
+really run at once in Rust. Batch calls reuse a pool of ``num_threads`` threads kept per process:
+a forked child, which has none of its parent's threads, starts its own, and no lock the child
+needs is ever waited on.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 import pytest
 
 import bytepair
+from bytepair import _core, patterns
 
 from anchors import ours
 from conftest import shared_path
@@ -163,6 +165,22 @@ def test_fork_after_use() -> None:
         lambda: bytepair.get_encoding("cl100k_base", vocab_dir=shared_path("vocab")).encode("fork")
     )
     assert child == enc.encode("fork")
+
+
+def test_piece_counter_used_across_fork() -> None:
+    # The counter keeps its thread pool between calls; a child must start its own, not wait
+    # for the parent's threads, which fork did not copy.
+    counter = _core.PieceCounter(patterns.CL100K)
+    batch = texts()[:80]
+    counter.add_texts(batch, 2)
+    expected = counter.items()
+
+    def child() -> Any:
+        counter.add_texts(batch, 2)
+        return as_json(counter.items())
+
+    doubled = [(piece, 2 * n) for piece, n in expected]
+    assert run_forked(child) == as_json(doubled)
 
 
 def test_fork_while_other_threads_encode() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pickle
 import threading
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -73,6 +74,8 @@ SPECIAL_OPTIONS: list[dict[str, object]] = [
     {"disallowed_special": {"<|fim_prefix|>"}},
     {"allowed_special": "all", "disallowed_special": ()},
     {"allowed_special": {"<|eot_id|>"}, "disallowed_special": {"<|end_header_id|>"}},
+    # A disallowed string that is no special token is refused too, as tiktoken does.
+    {"allowed_special": "all", "disallowed_special": {"text", "<|fim_prefix|>"}},
 ]
 
 
@@ -84,18 +87,74 @@ def test_special_token_rules_equal_tiktoken(name: str, options: dict[str, object
         try:
             expected: object = theirs.encode(text, **options)  # type: ignore[arg-type]
         except ValueError as e:
-            with pytest.raises(ValueError) as ours_error:
-                enc.encode(text, **options)  # type: ignore[arg-type]
-            assert str(ours_error.value) == str(e)
+            # Every method that takes these options refuses the text with tiktoken's message.
+            for method, arg in (
+                ("encode", text),
+                ("count", text),
+                ("encode_to_numpy", text),
+                ("encode_batch", ["", text]),
+                ("count_batch", ["", text]),
+            ):
+                with pytest.raises(ValueError) as ours_error:
+                    getattr(enc, method)(arg, **options)
+                assert str(ours_error.value) == str(e), method
             continue
         assert enc.encode(text, **options) == expected  # type: ignore[arg-type]
         assert enc.count(text, **options) == len(expected)  # type: ignore[arg-type,arg-type]
+        assert enc.encode_to_numpy(text, **options).tolist() == expected  # type: ignore[arg-type]
         assert enc.encode_batch([text, text], **options) == [expected, expected]  # type: ignore[arg-type]
+        assert enc.count_batch([text, text], **options) == [len(expected)] * 2  # type: ignore[arg-type]
 
 
 def test_disallowed_special_message_shows_the_fix() -> None:
     with pytest.raises(ValueError, match=r"allowed_special=\{'<\|end\|>', \.\.\.\}"):
         toy().encode("x <|end|>")
+
+
+def test_special_arguments_of_any_collection_type() -> None:
+    # Resolved arguments are cached by value: every collection type, and repeated calls, give
+    # the same ids, and a different set never reuses another's entry.
+    enc = toy()
+    text = "ab<|end|><|start|>"
+    want = [256, 300, *b"<|start|>"]
+    makers: list[Any] = [
+        lambda: {"<|end|>"},
+        lambda: frozenset({"<|end|>"}),
+        lambda: ("<|end|>",),
+        lambda: ["<|end|>"],
+        lambda: (t for t in ["<|end|>"]),
+        lambda: {"<|end|>": 1}.keys(),
+    ]
+    for make in makers:
+        for _ in range(2):
+            assert enc.encode(text, allowed_special=make(), disallowed_special=()) == want
+            assert enc.encode(text, allowed_special=make(), disallowed_special=None) == want
+    assert enc.encode(text, allowed_special=("<|start|>",), disallowed_special=()) == [
+        256,
+        *b"<|end|>",
+        301,
+    ]
+    with pytest.raises(ValueError, match=r"'<\|start\|>'"):
+        enc.encode(text, allowed_special=("<|end|>",))
+
+
+def test_core_special_sets() -> None:
+    # What Encoding passes to the core: a set compiled once per encoder, checked in the same call.
+    enc, other = toy(), toy()
+    core = enc._core
+    end, both = core.special_set(["<|end|>"]), core.special_set(["<|end|>", "<|start|>"])
+    assert core.encode("ab<|end|><|start|>", end) == [256, 300, *b"<|start|>"]
+    assert core.count("ab<|end|><|start|>", both) == 3
+    with pytest.raises(bytepair._core.DisallowedSpecial) as found:
+        core.count("ab <|start|> <|end|>", None, both)
+    assert found.value.args == ("<|start|>",)
+    with pytest.raises(bytepair._core.DisallowedSpecial, match="end"):
+        core.encode_batch(["ab", "<|end|>", "<|start|>"], 2, None, both)
+    # Ids are per encoder: a set made by another one is refused, never used.
+    with pytest.raises(ValueError, match="another CoreEncoding"):
+        other._core.encode("ab", end)
+    with pytest.raises(ValueError, match="not a special token"):
+        core.special_set(["<|nope|>"])
 
 
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])

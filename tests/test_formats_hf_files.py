@@ -76,12 +76,15 @@ def test_corpus_ids_and_text(pair: tuple[Encoding, tokenizers.Tokenizer]) -> Non
 def test_special_tokens_as_added_tokens(pair: tuple[Encoding, tokenizers.Tokenizer]) -> None:
     enc, tk = pair
     # Entries that no merge makes are taken as special tokens (GPT-2's <|endoftext|>, SmolLM's
-    # 17); they behave like tokenizers' added tokens.
+    # 17); allowed, they behave like tokenizers' added tokens.
     expected = {"gpt2-hf": 1, "qwen2": 0, "smollm": 17}[enc.name]
     assert len(enc.special_tokens_set) == expected
     tk.add_special_tokens(sorted(enc.special_tokens_set))
     text = shared_path("corpus", "edge", "special_token_lookalikes.txt").read_text("utf-8")[:30000]
-    assert enc.encode(text) == tk.encode(text).ids
+    assert enc.encode(text, allowed_special="all") == tk.encode(text).ids
+    if expected:
+        with pytest.raises(ValueError, match="disallowed special token"):
+            enc.encode(text)
 
 
 def test_merges_file_with_crlf_and_hash_merges() -> None:

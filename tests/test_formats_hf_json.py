@@ -51,7 +51,7 @@ def test_corpus_ids_and_text(pair: tuple[Encoding, Any]) -> None:
     for add, chosen in ((True, with_specials), (False, without)):
         texts = [t for _, t in chosen]
         want = [e.ids for e in tk.encode_batch(texts, add_special_tokens=add)]
-        got = enc.encode_batch(texts, add_special_tokens=add)
+        got = enc.encode_batch(texts, allowed_special="all", add_special_tokens=add)
         for (label, _), w, g in zip(chosen, want, got, strict=True):
             assert g == w, difference(f"{enc.name} add_special_tokens={add} {label}", w, g)
         for (label, _), ids in zip(chosen, want, strict=True):
@@ -59,7 +59,7 @@ def test_corpus_ids_and_text(pair: tuple[Encoding, Any]) -> None:
             assert enc.decode(ids, skip_special_tokens=True) == tk.decode(ids), label
     # encode (one text) goes through another path than encode_batch.
     label, text = samples[0]
-    assert enc.encode(text) == tk.encode(text).ids, label
+    assert enc.encode(text, allowed_special="all") == tk.encode(text).ids, label
 
 
 def test_corpus_lines(pair: tuple[Encoding, Any]) -> None:
@@ -68,7 +68,8 @@ def test_corpus_lines(pair: tuple[Encoding, Any]) -> None:
     texts = [t for _, t in lines]
     want = [e.ids for e in tk.encode_batch(texts)]
     for (label, text), w in zip(lines, want, strict=True):
-        assert enc.encode(text) == w, difference(f"{enc.name} {label}", w, enc.encode(text))
+        got = enc.encode(text, allowed_special="all")
+        assert got == w, difference(f"{enc.name} {label}", w, got)
 
 
 def test_ordinary_is_tokenizers_with_encode_special_tokens(pair: tuple[Encoding, Any]) -> None:
@@ -86,44 +87,95 @@ def test_ordinary_is_tokenizers_with_encode_special_tokens(pair: tuple[Encoding,
 def test_counts_numpy_and_batches_agree(pair: tuple[Encoding, Any]) -> None:
     enc, _ = pair
     texts = [t for _, t in corpus_samples(2000)[:20]]
-    batch = enc.encode_batch(texts)
-    assert batch == [enc.encode(t) for t in texts]
-    assert enc.count_batch(texts) == [len(ids) for ids in batch]
-    assert enc.count(texts[0]) == len(batch[0])
-    assert enc.encode_to_numpy(texts[0]).tolist() == batch[0]
+    for specials in ({"allowed_special": "all"}, {"disallowed_special": ()}):
+        batch = enc.encode_batch(texts, **specials)
+        assert batch == [enc.encode(t, **specials) for t in texts]
+        assert enc.count_batch(texts, **specials) == [len(ids) for ids in batch]
+        assert enc.count(texts[0], **specials) == len(batch[0])
+        assert enc.encode_to_numpy(texts[0], **specials).tolist() == batch[0]
     assert enc.encode_ordinary_batch(texts) == [enc.encode_ordinary(t) for t in texts]
 
 
-# ---- special tokens: tokenizers' rule by default, tiktoken's when asked ---------------------
+# ---- special tokens: tiktoken's rule by default, tokenizers' with allowed_special="all" -------
 
 
-def test_added_tokens_follow_tokenizers_unless_allowed_special_is_given() -> None:
+def test_special_added_tokens_in_text_raise_by_default() -> None:
+    path = shared_path("vocab", "roberta-base", "tokenizer.json")
+    enc = Encoding.from_tokenizer_json(path)
+    assert enc.special_tokens_set == {"<s>", "<pad>", "</s>", "<unk>", "<mask>"}
+    text = "Hello <mask> world</s>"
+    calls: list[Any] = [
+        lambda: enc.encode(text),
+        lambda: enc.encode(text, add_special_tokens=False),
+        lambda: enc.count(text),
+        lambda: enc.encode_to_numpy(text),
+        lambda: enc.encode_batch(["fine", text]),
+        lambda: enc.count_batch(["fine", text]),
+    ]
+    for call in calls:
+        # The first special token in the text is named, with tiktoken's message.
+        with pytest.raises(ValueError, match=r"disallowed special token '<mask>'\.\n"):
+            call()
+    # The post-processor's <s> ... </s> are inserted as ids, not read from text: no error.
+    assert enc.encode("Hello world") == [0, 31414, 232, 2]
+    assert enc.count("Hello world") == 4
+
+
+def test_allowed_special_all_gives_tokenizers_ids() -> None:
     path = shared_path("vocab", "roberta-base", "tokenizer.json")
     enc, tk = Encoding.from_tokenizer_json(path), hf_tokenizer(path)
     text = "Hello <mask> world</s>"
-    assert enc.encode(text) == tk.encode(text).ids  # [0, ..., 50264, ..., 2, 2]
+    ids = enc.encode(text, allowed_special="all")
+    assert ids == tk.encode(text).ids  # [0, ..., 50264, ..., 2, 2]
+    assert 50264 in ids
     assert (
-        enc.encode(text, add_special_tokens=False) == tk.encode(text, add_special_tokens=False).ids
+        enc.encode(text, allowed_special="all", add_special_tokens=False)
+        == tk.encode(text, add_special_tokens=False).ids
     )
-    assert enc.special_tokens_set == {"<s>", "<pad>", "</s>", "<unk>", "<mask>"}
-    # tiktoken's rules once asked: disallowed specials raise, allowed ones are recognised.
-    with pytest.raises(ValueError, match="disallowed special token"):
+    assert enc.encode_batch([text], allowed_special="all") == [ids]
+    assert enc.count(text, allowed_special="all") == len(ids)
+    # Some allowed, the others disallowed (tiktoken's rule), or plain text.
+    with pytest.raises(ValueError, match="disallowed special token '</s>'"):
         enc.encode(text, allowed_special={"<mask>"})
-    ids = enc.encode(
+    some = enc.encode(
         text, allowed_special={"<mask>"}, disallowed_special=(), add_special_tokens=False
     )
-    assert 50264 in ids and 2 not in ids
-    assert enc.encode(text, allowed_special="all") == enc.encode(text)
+    assert 50264 in some and 2 not in some
+
+
+def test_disallowed_special_empty_encodes_special_added_tokens_as_text() -> None:
+    path = shared_path("vocab", "roberta-base", "tokenizer.json")
+    enc, tk = Encoding.from_tokenizer_json(path), hf_tokenizer(path)
+    text = "Hello <mask> world</s>"
+    ids = enc.encode(text, disallowed_special=(), add_special_tokens=False)
+    assert ids == enc.encode_ordinary(text)
+    assert 50264 not in ids and 2 not in ids
+    # What tokenizers does when told to treat special tokens as text.
+    tk.encode_special_tokens = True
+    try:
+        assert ids == tk.encode(text, add_special_tokens=False).ids
+    finally:
+        tk.encode_special_tokens = False
+    # The post-processor still adds the model's tokens around the text.
+    assert enc.encode(text, disallowed_special=()) == [0, *ids, 2]
 
 
 def test_non_special_added_tokens_are_always_recognised() -> None:
-    # NeoX's whitespace tokens are added tokens with special=False: part of ordinary text.
+    # NeoX's whitespace tokens are added tokens with special=False: vocabulary, not control
+    # tokens, so the default (which refuses <|endoftext|> in text) still recognises them.
     path = shared_path("vocab", "gpt-neox-20b", "20B_tokenizer.json")
     enc, tk = Encoding.from_tokenizer_json(path), hf_tokenizer(path)
-    text = "def f():\n        return  1<|endoftext|>"
+    text = "def f():\n        return  1"
     assert enc.encode(text) == tk.encode(text).ids
-    assert 50276 in enc.encode_ordinary(text)  # "  "
+    assert 50276 in enc.encode(text)  # "  "
+    with pytest.raises(ValueError, match=r"disallowed special token '<\|endoftext\|>'"):
+        enc.encode(text + "<|endoftext|>")
+    text += "<|endoftext|>"
+    assert enc.encode(text, allowed_special="all") == tk.encode(text).ids
+    assert 50276 in enc.encode_ordinary(text)
+    assert 50276 in enc.encode(text, disallowed_special=())
     assert 0 not in enc.encode_ordinary(text)  # <|endoftext|> is special: text here
+    assert 0 not in enc.encode(text, disallowed_special=())
     assert enc.eot_token == 0
 
 
@@ -249,7 +301,7 @@ def test_normalizers(normalizer: Any, tmp_path: Path) -> None:
     tk = _toy(BL, normalizer=normalizer, special=special, added=added)
     enc = Encoding.from_tokenizer_json(_save(tk, tmp_path))
     for text in [*TEXTS, "Ｈｅｌｌｏ ﬁ ｗｏｒｌｄ<MASK>Hello", "é = e\u0301, Å = A\u030a"]:
-        assert enc.encode(text) == tk.encode(text).ids, text
+        assert enc.encode(text, allowed_special="all") == tk.encode(text).ids, text
 
 
 @pytest.mark.parametrize(
@@ -271,8 +323,16 @@ def test_added_token_flags(flags: dict[str, bool], tmp_path: Path) -> None:
     added = [tokenizers.AddedToken("mask", single_word=True), tokenizers.AddedToken("<m")]
     tk = _toy(BL, normalizer=normalizers.Lowercase(), special=special, added=added)
     enc = Encoding.from_tokenizer_json(_save(tk, tmp_path))
+    mask = enc.encode_single_token("<mask>")
     for text in TEXTS:
-        assert enc.encode(text) == tk.encode(text).ids, text
+        assert enc.encode(text, allowed_special="all") == tk.encode(text).ids, text
+        # By default the special token never comes from text: its exact spelling raises, and
+        # what only the normalizer turns into it ("<MASK>", lowercased) stays text.
+        if "<mask>" in text:
+            with pytest.raises(ValueError, match="disallowed special token '<mask>'"):
+                enc.encode(text)
+        else:
+            assert mask not in enc.encode(text), text
 
 
 @pytest.mark.parametrize(

@@ -3,17 +3,29 @@
 //! the Python package; this file only moves data across.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, TryLockError};
 
 use bytepair_core::added::AddedVocabulary;
 use bytepair_core::encoder::SpecialMatcher;
 use bytepair_core::{CoreEncoder, Error, Pretokenizer, Rank};
+use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 mod formats;
 mod train;
+
+create_exception!(
+    bytepair._core,
+    DisallowedSpecial,
+    PyValueError,
+    "Text spells a special token that the call disallowed; the argument is the token. \
+     bytepair.Encoding turns it into the message that says how to allow it."
+);
 
 fn to_py_err(e: Error) -> PyErr {
     match e {
@@ -36,22 +48,45 @@ fn ids_from_py(ids: Vec<i64>) -> PyResult<Vec<Rank>> {
 /// Tagged with the process id: a forked child never uses its parent's (dead) threads.
 static POOLS: Mutex<Vec<(u32, usize, Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
 
+/// `f` on the kept pools, or None if another thread holds them. Never waits: a lock held by a
+/// thread of the parent when the process forks stays held for ever in the child.
+fn with_pools<T>(f: impl FnOnce(&mut Vec<(u32, usize, Arc<rayon::ThreadPool>)>) -> T) -> Option<T> {
+    match POOLS.try_lock() {
+        Ok(mut pools) => Some(f(&mut pools)),
+        Err(TryLockError::Poisoned(p)) => Some(f(&mut p.into_inner())),
+        Err(TryLockError::WouldBlock) => None,
+    }
+}
+
 fn pool(num_threads: usize) -> PyResult<Arc<rayon::ThreadPool>> {
     let n = num_threads.clamp(1, 1024);
     let pid = std::process::id();
-    let mut pools = POOLS.lock().unwrap_or_else(|p| p.into_inner());
-    pools.retain(|(owner, _, _)| *owner == pid);
-    if let Some((_, _, p)) = pools.iter().find(|(_, size, _)| *size == n) {
-        return Ok(Arc::clone(p));
+    let kept = with_pools(|pools| {
+        // A parent's pools are leaked, not dropped: dropping one wakes its threads through
+        // locks that one of them may have held at the fork.
+        let (mine, parents): (Vec<_>, Vec<_>) = std::mem::take(pools)
+            .into_iter()
+            .partition(|(owner, _, _)| *owner == pid);
+        *pools = mine;
+        parents.into_iter().for_each(std::mem::forget);
+        pools
+            .iter()
+            .find(|(_, size, _)| *size == n)
+            .map(|(_, _, p)| Arc::clone(p))
+    });
+    if let Some(p) = kept.flatten() {
+        return Ok(p);
     }
     let p = rayon::ThreadPoolBuilder::new()
         .num_threads(n)
         .build()
         .map_err(|e| PyValueError::new_err(format!("cannot start {n} threads: {e}")))?;
     let p = Arc::new(p);
-    if pools.len() < 8 {
-        pools.push((pid, n, Arc::clone(&p)));
-    }
+    with_pools(|pools| {
+        if pools.len() < 8 && !pools.iter().any(|(_, size, _)| *size == n) {
+            pools.push((pid, n, Arc::clone(&p)));
+        }
+    });
     Ok(p)
 }
 
@@ -59,15 +94,60 @@ fn run_in_pool<T: Send>(num_threads: usize, f: impl FnOnce() -> T + Send) -> PyR
     Ok(pool(num_threads)?.install(f))
 }
 
+/// Special tokens of one `CoreEncoding` compiled for search: what the `allowed` and `disallowed`
+/// arguments take. Python builds one per distinct argument and keeps it, so a call converts no
+/// list and looks up no matcher.
+#[pyclass(frozen, module = "bytepair._core")]
+struct SpecialSet {
+    /// The `CoreEncoding` that made it: token ids mean nothing to another encoder.
+    owner: u64,
+    matcher: Arc<SpecialMatcher>,
+    /// Which added tokens are recognised when this set is allowed (Hugging Face encoders).
+    enabled: Vec<bool>,
+}
+
+/// Tells encoders apart for `SpecialSet::owner`.
+static NEXT_ENCODER: AtomicU64 = AtomicU64::new(0);
+
+/// `DisallowedSpecial` for the first token of `disallowed` in `text`.
+fn refuse(text: &str, disallowed: Option<&SpecialSet>) -> PyResult<()> {
+    match disallowed.and_then(|d| d.matcher.find(text, 0)) {
+        Some((s, e, _)) => Err(DisallowedSpecial::new_err(
+            text.get(s..e).unwrap_or_default().to_owned(),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// `refuse` for a batch: the error names the first text, in order, that spells a token.
+fn refuse_any(texts: &[PyBackedStr], disallowed: Option<&SpecialSet>) -> PyResult<()> {
+    use rayon::prelude::*;
+    let Some(d) = disallowed else {
+        return Ok(());
+    };
+    texts
+        .par_iter()
+        .map(|t| refuse(t, Some(d)))
+        .find_first(Result::is_err)
+        .unwrap_or(Ok(()))
+}
+
 /// The compiled encoder behind `bytepair.Encoding`.
 #[pyclass(frozen, module = "bytepair._core")]
 struct CoreEncoding {
     core: CoreEncoder,
+    id: u64,
     all_specials: Arc<SpecialMatcher>,
-    /// Matchers for other `allowed_special` sets, built on first use.
+    /// Matchers for other sets of special tokens, built on first use.
     matchers: Mutex<HashMap<Vec<String>, Arc<SpecialMatcher>>>,
     /// Hugging Face added tokens (encoders built from `tokenizer.json` and the like).
     added: Option<AddedVocabulary>,
+    /// `enabled` with no special token allowed: only the non-special added tokens.
+    ordinary_added: Vec<bool>,
+    /// A Python int for every id, made on first use. Returning ids used to spend more time
+    /// allocating an int object per id (and freeing it later) than encoding them; a list of
+    /// shared ints costs one reference count per id.
+    ints: PyOnceLock<Vec<Py<PyAny>>>,
 }
 
 impl CoreEncoding {
@@ -77,25 +157,172 @@ impl CoreEncoding {
             .map_err(to_py_err)?;
         Ok(Self {
             core,
+            id: NEXT_ENCODER.fetch_add(1, Ordering::Relaxed),
             all_specials: Arc::new(all),
             matchers: Mutex::new(HashMap::new()),
             added: None,
+            ordinary_added: Vec::new(),
+            ints: PyOnceLock::new(),
         })
+    }
+
+    /// `ids` as a Python list of ints.
+    fn id_list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
+        let ints = self.ints.get_or_init(py, || {
+            (0..self.core.id_bound())
+                .map(|id| {
+                    id.into_pyobject(py)
+                        .map_or_else(|e| match e {}, |i| i.into_any().unbind())
+                })
+                .collect()
+        });
+        PyList::new(
+            py,
+            ids.iter().map(|&id| match ints.get(id as usize) {
+                Some(int) => int.bind(py).clone(),
+                None => id
+                    .into_pyobject(py)
+                    .map_or_else(|e| match e {}, Bound::into_any),
+            }),
+        )
+    }
+
+    /// `encode` of every text on `num_threads` threads, as a Python list of id lists, after
+    /// checking that no text spells a token of `disallowed` (`DisallowedSpecial`).
+    ///
+    /// Making the Python lists takes about a third of the time and needs the interpreter, so
+    /// this thread makes them, chunk by chunk as the workers finish, while the workers encode
+    /// the next chunks: that overlap is what lets two threads approach twice one. The workers
+    /// never touch the interpreter (a thread attaching to it from outside creates and frees a
+    /// thread state under a lock that `fork()` would inherit held, hanging the child).
+    fn encode_texts<'py>(
+        &self,
+        py: Python<'py>,
+        texts: &[PyBackedStr],
+        num_threads: usize,
+        disallowed: Option<&SpecialSet>,
+        encode: impl Fn(&str) -> PyResult<Vec<Rank>> + Sync,
+    ) -> PyResult<Bound<'py, PyList>> {
+        type Chunk = (usize, PyResult<Vec<Vec<Rank>>>);
+        if num_threads <= 1 {
+            // One thread means one: encode everything here, then make the lists.
+            let batch = py.detach(|| {
+                texts.iter().try_for_each(|t| refuse(t, disallowed))?;
+                texts
+                    .iter()
+                    .map(|t| encode(t))
+                    .collect::<PyResult<Vec<_>>>()
+            })?;
+            let lists = batch
+                .iter()
+                .map(|ids| self.id_list(py, ids))
+                .collect::<PyResult<Vec<_>>>()?;
+            return PyList::new(py, lists);
+        }
+        py.detach(|| run_in_pool(num_threads, || refuse_any(texts, disallowed)))??;
+        let pool = pool(num_threads)?;
+        let size = texts.len().div_ceil(num_threads.max(1) * 16).clamp(1, 1024);
+        let chunks = texts.len().div_ceil(size);
+        let (sender, receiver) = std::sync::mpsc::channel::<Chunk>();
+        // Only this thread receives; the lock is there because waiting happens detached.
+        let receiver = Mutex::new(receiver);
+        let encode = &encode;
+        let mut lists: Vec<Option<Vec<Py<PyList>>>> = (0..chunks).map(|_| None).collect();
+        let mut first_error: Option<(usize, PyErr)> = None;
+        pool.in_place_scope(|scope| {
+            for (k, part) in texts.chunks(size).enumerate() {
+                let sender = sender.clone();
+                scope.spawn(move |_| {
+                    let ids = part.iter().map(|t| encode(t)).collect();
+                    // The receiver outlives the scope, so this cannot fail.
+                    let _ = sender.send((k, ids));
+                });
+            }
+            for _ in 0..chunks {
+                let received = py.detach(|| {
+                    let receiver = receiver.lock().unwrap_or_else(|p| p.into_inner());
+                    receiver.recv()
+                });
+                let Ok((k, ids)) = received else {
+                    break;
+                };
+                let made = ids.and_then(|ids| {
+                    ids.iter()
+                        .map(|v| self.id_list(py, v).map(Bound::unbind))
+                        .collect::<PyResult<Vec<_>>>()
+                });
+                match made {
+                    Ok(made) => lists[k] = Some(made),
+                    Err(e) if first_error.as_ref().is_none_or(|(j, _)| k < *j) => {
+                        first_error = Some((k, e));
+                    }
+                    Err(_) => {}
+                }
+            }
+        });
+        if let Some((_, e)) = first_error {
+            return Err(e);
+        }
+        PyList::new(py, lists.into_iter().flatten().flatten())
     }
 
     /// Which added tokens count: all non-special ones, and the special ones in `allowed`
     /// (`None`: all of them).
-    fn enabled(&self, allowed: Option<Vec<String>>) -> Vec<bool> {
+    fn enabled(&self, allowed: Option<&[String]>) -> Vec<bool> {
         let Some(added) = &self.added else {
             return Vec::new();
         };
         match allowed {
             None => added.enabled(|_| true),
             Some(names) => {
-                let names: std::collections::HashSet<String> = names.into_iter().collect();
+                let names: std::collections::HashSet<&str> =
+                    names.iter().map(String::as_str).collect();
                 added.enabled(|c| names.contains(c))
             }
         }
+    }
+
+    /// `set` if this encoder made it.
+    fn own<'a>(&self, set: Option<&'a SpecialSet>) -> PyResult<Option<&'a SpecialSet>> {
+        match set {
+            Some(s) if s.owner != self.id => Err(PyValueError::new_err(
+                "this SpecialSet belongs to another CoreEncoding",
+            )),
+            other => Ok(other),
+        }
+    }
+
+    /// The added tokens to recognise with `allowed` (`None`: no special one).
+    fn enabled_for<'a>(&'a self, allowed: Option<&'a SpecialSet>) -> &'a [bool] {
+        allowed.map_or(&self.ordinary_added, |a| &a.enabled)
+    }
+
+    fn encode_one(
+        &self,
+        text: &str,
+        allowed: Option<&SpecialSet>,
+        disallowed: Option<&SpecialSet>,
+    ) -> PyResult<Vec<Rank>> {
+        refuse(text, disallowed)?;
+        match allowed {
+            None => self.core.encode_ordinary(text),
+            Some(a) => self.core.encode(text, &a.matcher),
+        }
+        .map_err(to_py_err)
+    }
+
+    fn count_one(
+        &self,
+        text: &str,
+        allowed: Option<&SpecialSet>,
+        disallowed: Option<&SpecialSet>,
+    ) -> PyResult<usize> {
+        refuse(text, disallowed)?;
+        match allowed {
+            None => self.core.count_ordinary(text),
+            Some(a) => self.core.count(text, &a.matcher),
+        }
+        .map_err(to_py_err)
     }
 
     fn encode_hf_into(
@@ -112,12 +339,13 @@ impl CoreEncoding {
         Ok(out)
     }
 
-    fn matcher(&self, allowed: Option<Vec<String>>) -> PyResult<Arc<SpecialMatcher>> {
-        let Some(mut names) = allowed else {
-            return Ok(Arc::clone(&self.all_specials));
-        };
+    fn matcher(&self, mut names: Vec<String>) -> PyResult<Arc<SpecialMatcher>> {
         names.sort_unstable();
         names.dedup();
+        let specials = self.core.specials();
+        if names.len() == specials.len() && names.iter().all(|n| specials.contains_key(n)) {
+            return Ok(Arc::clone(&self.all_specials));
+        }
         // Never wait for the cache: a lock held by another thread when the process forks stays
         // held for ever in the child (a deadlock), and building a matcher is cheap.
         let cached = match self.matchers.try_lock() {
@@ -199,6 +427,7 @@ impl CoreEncoding {
             })
             .map_err(to_py_err)?;
         let mut this = Self::from_core(core)?;
+        this.ordinary_added = added.enabled(|_| false);
         this.added = (!added.tokens().is_empty()).then_some(added);
         Ok(this)
     }
@@ -235,53 +464,71 @@ impl CoreEncoding {
         self.core.is_pair_mode()
     }
 
+    /// `names` (special tokens of this encoder) compiled for the `allowed` and `disallowed`
+    /// arguments.
+    fn special_set(&self, names: Vec<String>) -> PyResult<SpecialSet> {
+        let enabled = self.enabled(Some(&names));
+        Ok(SpecialSet {
+            owner: self.id,
+            matcher: self.matcher(names)?,
+            enabled,
+        })
+    }
+
     /// Encode as `tokenizers` does: added tokens first (all non-special ones, and the special ones
-    /// in `allowed`; `None` allows all), then pre-tokenizer and merges. `first_pass=False` when the
-    /// caller already split off the raw-text tokens and normalized the rest.
-    #[pyo3(signature = (text, allowed=None, first_pass=true))]
-    fn encode_hf(
+    /// of `allowed`), then pre-tokenizer and merges. `first_pass=False` when the caller already
+    /// split off the raw-text tokens and normalized the rest. `DisallowedSpecial` if `text`
+    /// spells a token of `disallowed`.
+    #[pyo3(signature = (text, allowed=None, disallowed=None, first_pass=true))]
+    fn encode_hf<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         text: &str,
-        allowed: Option<Vec<String>>,
+        allowed: Option<PyRef<'_, SpecialSet>>,
+        disallowed: Option<PyRef<'_, SpecialSet>>,
         first_pass: bool,
-    ) -> PyResult<Vec<Rank>> {
-        let enabled = self.enabled(allowed);
-        py.detach(|| self.encode_hf_into(text, &enabled, first_pass))
-            .map_err(to_py_err)
+    ) -> PyResult<Bound<'py, PyList>> {
+        let allowed = self.own(allowed.as_deref())?;
+        let disallowed = self.own(disallowed.as_deref())?;
+        let enabled = self.enabled_for(allowed);
+        let ids = py.detach(|| {
+            refuse(text, disallowed)?;
+            self.encode_hf_into(text, enabled, first_pass)
+                .map_err(to_py_err)
+        })?;
+        self.id_list(py, &ids)
     }
 
     /// `encode_hf` of many texts on `num_threads` threads.
-    #[pyo3(signature = (texts, num_threads, allowed=None))]
-    fn encode_hf_batch(
+    #[pyo3(signature = (texts, num_threads, allowed=None, disallowed=None))]
+    fn encode_hf_batch<'py>(
         &self,
-        py: Python<'_>,
-        texts: Vec<String>,
+        py: Python<'py>,
+        texts: Vec<PyBackedStr>,
         num_threads: usize,
-        allowed: Option<Vec<String>>,
-    ) -> PyResult<Vec<Vec<Rank>>> {
-        use rayon::prelude::*;
-        let enabled = self.enabled(allowed);
-        py.detach(|| {
-            run_in_pool(num_threads, || {
-                texts
-                    .par_iter()
-                    .map(|t| self.encode_hf_into(t, &enabled, true))
-                    .collect::<Result<Vec<_>, _>>()
-            })
-        })?
-        .map_err(to_py_err)
+        allowed: Option<PyRef<'_, SpecialSet>>,
+        disallowed: Option<PyRef<'_, SpecialSet>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let allowed = self.own(allowed.as_deref())?;
+        let disallowed = self.own(disallowed.as_deref())?;
+        let enabled = self.enabled_for(allowed);
+        self.encode_texts(py, &texts, num_threads, disallowed, |t| {
+            self.encode_hf_into(t, enabled, true).map_err(to_py_err)
+        })
     }
 
     /// The first pass alone: the raw-text added tokens as ids, the text between them as str.
-    #[pyo3(signature = (text, allowed=None))]
+    #[pyo3(signature = (text, allowed=None, disallowed=None))]
     fn split_added<'py>(
         &self,
         py: Python<'py>,
         text: &str,
-        allowed: Option<Vec<String>>,
+        allowed: Option<PyRef<'_, SpecialSet>>,
+        disallowed: Option<PyRef<'_, SpecialSet>>,
     ) -> PyResult<Bound<'py, PyList>> {
         use bytepair_core::added::Segment;
+        let allowed = self.own(allowed.as_deref())?;
+        refuse(text, self.own(disallowed.as_deref())?)?;
         let list = PyList::empty(py);
         let Some(added) = &self.added else {
             if !text.is_empty() {
@@ -289,10 +536,9 @@ impl CoreEncoding {
             }
             return Ok(list);
         };
-        let enabled = self.enabled(allowed);
         let mut parts: Vec<Segment<'_>> = Vec::new();
         added
-            .split(text, false, &enabled, |s| {
+            .split(text, false, self.enabled_for(allowed), |s| {
                 parts.push(s);
                 Ok(())
             })
@@ -387,36 +633,48 @@ impl CoreEncoding {
         self.core.id_bound()
     }
 
-    fn encode_ordinary(&self, py: Python<'_>, text: &str) -> PyResult<Vec<Rank>> {
-        py.detach(|| self.core.encode_ordinary(text))
-            .map_err(to_py_err)
+    fn encode_ordinary<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+        let ids = py
+            .detach(|| self.core.encode_ordinary(text))
+            .map_err(to_py_err)?;
+        self.id_list(py, &ids)
     }
 
-    /// Encode; `allowed` None means every special token is allowed.
-    #[pyo3(signature = (text, allowed=None))]
-    fn encode(
+    /// Encode, turning the special tokens of `allowed` (`None`: none) into their ids.
+    /// `DisallowedSpecial` if `text` spells a token of `disallowed`.
+    #[pyo3(signature = (text, allowed=None, disallowed=None))]
+    fn encode<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         text: &str,
-        allowed: Option<Vec<String>>,
-    ) -> PyResult<Vec<Rank>> {
-        let m = self.matcher(allowed)?;
-        py.detach(|| self.core.encode(text, &m)).map_err(to_py_err)
+        allowed: Option<PyRef<'_, SpecialSet>>,
+        disallowed: Option<PyRef<'_, SpecialSet>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let allowed = self.own(allowed.as_deref())?;
+        let disallowed = self.own(disallowed.as_deref())?;
+        let ids = py.detach(|| self.encode_one(text, allowed, disallowed))?;
+        self.id_list(py, &ids)
     }
 
-    /// The ids as native-endian u32 bytes, for numpy.frombuffer.
-    #[pyo3(signature = (text, allowed=None))]
+    /// `encode`, the ids as native-endian u32 bytes for numpy.frombuffer.
+    #[pyo3(signature = (text, allowed=None, disallowed=None))]
     fn encode_to_u32_bytes<'py>(
         &self,
         py: Python<'py>,
         text: &str,
-        allowed: Option<Vec<String>>,
+        allowed: Option<PyRef<'_, SpecialSet>>,
+        disallowed: Option<PyRef<'_, SpecialSet>>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let m = self.matcher(allowed)?;
-        let ids = py
-            .detach(|| self.core.encode(text, &m))
-            .map_err(to_py_err)?;
-        let raw: Vec<u8> = ids.iter().flat_map(|id| id.to_ne_bytes()).collect();
+        let allowed = self.own(allowed.as_deref())?;
+        let disallowed = self.own(disallowed.as_deref())?;
+        let raw = py.detach(|| {
+            let ids = self.encode_one(text, allowed, disallowed)?;
+            Ok::<_, PyErr>(
+                ids.iter()
+                    .flat_map(|id| id.to_ne_bytes())
+                    .collect::<Vec<u8>>(),
+            )
+        })?;
         Ok(PyBytes::new(py, &raw))
     }
 
@@ -425,70 +683,70 @@ impl CoreEncoding {
             .map_err(to_py_err)
     }
 
-    #[pyo3(signature = (text, allowed=None))]
-    fn count(&self, py: Python<'_>, text: &str, allowed: Option<Vec<String>>) -> PyResult<usize> {
-        let m = self.matcher(allowed)?;
-        py.detach(|| self.core.count(text, &m)).map_err(to_py_err)
-    }
-
-    fn encode_ordinary_batch(
+    /// The number of ids `encode` would return, without building them.
+    #[pyo3(signature = (text, allowed=None, disallowed=None))]
+    fn count(
         &self,
         py: Python<'_>,
-        texts: Vec<String>,
-        num_threads: usize,
-    ) -> PyResult<Vec<Vec<Rank>>> {
-        use rayon::prelude::*;
-        py.detach(|| {
-            run_in_pool(num_threads, || {
-                texts
-                    .par_iter()
-                    .map(|t| self.core.encode_ordinary(t))
-                    .collect::<Result<Vec<_>, _>>()
-            })
-        })?
-        .map_err(to_py_err)
+        text: &str,
+        allowed: Option<PyRef<'_, SpecialSet>>,
+        disallowed: Option<PyRef<'_, SpecialSet>>,
+    ) -> PyResult<usize> {
+        let allowed = self.own(allowed.as_deref())?;
+        let disallowed = self.own(disallowed.as_deref())?;
+        py.detach(|| self.count_one(text, allowed, disallowed))
     }
 
-    #[pyo3(signature = (texts, num_threads, allowed=None))]
-    fn encode_batch(
+    fn encode_ordinary_batch<'py>(
         &self,
-        py: Python<'_>,
-        texts: Vec<String>,
+        py: Python<'py>,
+        texts: Vec<PyBackedStr>,
         num_threads: usize,
-        allowed: Option<Vec<String>>,
-    ) -> PyResult<Vec<Vec<Rank>>> {
-        use rayon::prelude::*;
-        let m = self.matcher(allowed)?;
-        py.detach(|| {
-            run_in_pool(num_threads, || {
-                texts
-                    .par_iter()
-                    .map(|t| self.core.encode(t, &m))
-                    .collect::<Result<Vec<_>, _>>()
-            })
-        })?
-        .map_err(to_py_err)
+    ) -> PyResult<Bound<'py, PyList>> {
+        self.encode_texts(py, &texts, num_threads, None, |t| {
+            self.core.encode_ordinary(t).map_err(to_py_err)
+        })
     }
 
-    #[pyo3(signature = (texts, num_threads, allowed=None))]
+    /// `encode` of many texts on `num_threads` threads.
+    #[pyo3(signature = (texts, num_threads, allowed=None, disallowed=None))]
+    fn encode_batch<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<PyBackedStr>,
+        num_threads: usize,
+        allowed: Option<PyRef<'_, SpecialSet>>,
+        disallowed: Option<PyRef<'_, SpecialSet>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let allowed = self.own(allowed.as_deref())?;
+        let disallowed = self.own(disallowed.as_deref())?;
+        self.encode_texts(py, &texts, num_threads, disallowed, |t| {
+            self.encode_one(t, allowed, None)
+        })
+    }
+
+    /// `count` of many texts on `num_threads` threads.
+    #[pyo3(signature = (texts, num_threads, allowed=None, disallowed=None))]
     fn count_batch(
         &self,
         py: Python<'_>,
-        texts: Vec<String>,
+        texts: Vec<PyBackedStr>,
         num_threads: usize,
-        allowed: Option<Vec<String>>,
+        allowed: Option<PyRef<'_, SpecialSet>>,
+        disallowed: Option<PyRef<'_, SpecialSet>>,
     ) -> PyResult<Vec<usize>> {
         use rayon::prelude::*;
-        let m = self.matcher(allowed)?;
+        let allowed = self.own(allowed.as_deref())?;
+        let disallowed = self.own(disallowed.as_deref())?;
         py.detach(|| {
             run_in_pool(num_threads, || {
+                refuse_any(&texts, disallowed)?;
                 texts
                     .par_iter()
-                    .map(|t| self.core.count(t, &m))
-                    .collect::<Result<Vec<_>, _>>()
+                    .map(|t| self.count_one(t, allowed, None))
+                    .collect()
             })
         })?
-        .map_err(to_py_err)
     }
 
     /// The first special token of `names` in `text`: (byte start, byte end, token) or None.
@@ -497,14 +755,16 @@ impl CoreEncoding {
         text: &str,
         names: Vec<String>,
     ) -> PyResult<Option<(usize, usize, String)>> {
-        let m = self.matcher(Some(names))?;
+        let m = self.matcher(names)?;
         Ok(m.find(text, 0)
-            .map(|(s, e, _)| (s, e, text[s..e].to_owned())))
+            .and_then(|(s, e, _)| text.get(s..e).map(|t| (s, e, t.to_owned()))))
     }
 
-    fn encode_bytes(&self, py: Python<'_>, data: &[u8]) -> PyResult<Vec<Rank>> {
-        py.detach(|| self.core.encode_bytes(data))
-            .map_err(to_py_err)
+    fn encode_bytes<'py>(&self, py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyList>> {
+        let ids = py
+            .detach(|| self.core.encode_bytes(data))
+            .map_err(to_py_err)?;
+        self.id_list(py, &ids)
     }
 
     fn encode_single_token(&self, token: &[u8]) -> PyResult<Rank> {
@@ -608,9 +868,11 @@ fn scanner_for(pattern: &str) -> PyResult<Option<String>> {
     Ok(p.scanner().map(|s| format!("{s:?}").to_lowercase()))
 }
 
-#[pymodule]
+#[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CoreEncoding>()?;
+    m.add_class::<SpecialSet>()?;
+    m.add("DisallowedSpecial", m.py().get_type::<DisallowedSpecial>())?;
     m.add_class::<train::PieceCounter>()?;
     m.add_function(wrap_pyfunction!(byte_map_table, m)?)?;
     m.add_function(wrap_pyfunction!(split, m)?)?;

@@ -30,7 +30,8 @@ const SLICE: Duration = Duration::from_millis(100);
 #[pyclass(frozen, module = "bytepair._core")]
 pub struct PieceCounter {
     inner: Mutex<CoreCounter>,
-    pool: Mutex<Option<(usize, Arc<ThreadPool>)>>,
+    /// The last pool, its size and the process that started it.
+    pool: Mutex<Option<(usize, u32, Arc<ThreadPool>)>>,
 }
 
 impl PieceCounter {
@@ -43,11 +44,17 @@ impl PieceCounter {
     /// A pool of `num_threads` threads, kept for the next call with the same number.
     fn pool(&self, num_threads: usize) -> PyResult<Arc<ThreadPool>> {
         let n = num_threads.max(1);
+        let pid = std::process::id();
         let mut cached = self.pool.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((size, pool)) = cached.as_ref() {
-            if *size == n {
-                return Ok(Arc::clone(pool));
+        match cached.take() {
+            Some((size, owner, pool)) if owner == pid && size == n => {
+                *cached = Some((size, owner, Arc::clone(&pool)));
+                return Ok(pool);
             }
+            // A counter carried into a forked child: its parent's threads are not there, and
+            // dropping the pool would wake them through locks one of them may have held.
+            Some((_, owner, pool)) if owner != pid => std::mem::forget(pool),
+            _ => {}
         }
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(n)
@@ -55,7 +62,7 @@ impl PieceCounter {
             .build()
             .map_err(|e| PyValueError::new_err(format!("cannot start {n} threads: {e}")))?;
         let pool = Arc::new(pool);
-        *cached = Some((n, Arc::clone(&pool)));
+        *cached = Some((n, pid, Arc::clone(&pool)));
         Ok(pool)
     }
 

@@ -1,5 +1,5 @@
 //! Raw encoder throughput without Python: `cargo run --release -p bytepair-core --example
-//! encode_speed -- [cl100k|o200k]`. Reads `BYTEPAIR_SHARED` (default `../shared`).
+//! encode_speed -- [cl100k|o200k|llama3]`. Reads `BYTEPAIR_SHARED` (default `../shared`).
 
 use std::time::Instant;
 
@@ -11,6 +11,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let which = std::env::args().nth(1).unwrap_or_else(|| "cl100k".into());
     let (file, pattern) = match which.as_str() {
         "o200k" => ("o200k_base/o200k_base.tiktoken", patterns::O200K),
+        "llama3" => ("llama3/tokenizer.model", patterns::LLAMA3),
         _ => ("cl100k_base/cl100k_base.tiktoken", patterns::CL100K),
     };
     let data = std::fs::read(format!("{shared}/vocab/{file}"))?;

@@ -1,5 +1,5 @@
 //! Time (or profile) the merge on a megabyte of random letters, one piece, or on a file:
-//! `cargo run --release -p bytepair-core --example worst_case -- [cl100k|o200k] [file]`.
+//! `cargo run --release -p bytepair-core --example worst_case -- [cl100k|o200k|llama3] [file]`.
 //! Reads `BYTEPAIR_SHARED` (default `../shared`).
 
 use std::time::Instant;
@@ -12,6 +12,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let which = std::env::args().nth(1).unwrap_or_else(|| "cl100k".into());
     let (file, pattern) = match which.as_str() {
         "o200k" => ("o200k_base/o200k_base.tiktoken", patterns::O200K),
+        "llama3" => ("llama3/tokenizer.model", patterns::LLAMA3),
         _ => ("cl100k_base/cl100k_base.tiktoken", patterns::CL100K),
     };
     let data = std::fs::read(format!("{shared}/vocab/{file}"))?;

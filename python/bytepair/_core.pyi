@@ -6,13 +6,22 @@ from typing import final
 
 __all__ = [
     "CoreEncoding",
+    "DisallowedSpecial",
     "PieceCounter",
+    "SpecialSet",
     "byte_map_table",
     "parse_tiktoken",
     "pipeline_split",
     "scanner_for",
     "split",
 ]
+
+class DisallowedSpecial(ValueError):
+    """Text spells a special token that the call disallowed; ``args[0]`` is the token."""
+
+@final
+class SpecialSet:
+    """Special tokens of one ``CoreEncoding``, compiled for ``allowed`` and ``disallowed``."""
 
 @final
 class CoreEncoding:
@@ -29,16 +38,31 @@ class CoreEncoding:
     @property
     def id_bound(self) -> int: ...
     def encode_ordinary(self, text: str) -> list[int]: ...
-    def encode(self, text: str, allowed: list[str] | None = None) -> list[int]: ...
-    def encode_to_u32_bytes(self, text: str, allowed: list[str] | None = None) -> bytes: ...
+    def special_set(self, names: list[str]) -> SpecialSet: ...
+    def encode(
+        self, text: str, allowed: SpecialSet | None = None, disallowed: SpecialSet | None = None
+    ) -> list[int]: ...
+    def encode_to_u32_bytes(
+        self, text: str, allowed: SpecialSet | None = None, disallowed: SpecialSet | None = None
+    ) -> bytes: ...
     def count_ordinary(self, text: str) -> int: ...
-    def count(self, text: str, allowed: list[str] | None = None) -> int: ...
+    def count(
+        self, text: str, allowed: SpecialSet | None = None, disallowed: SpecialSet | None = None
+    ) -> int: ...
     def encode_ordinary_batch(self, texts: list[str], num_threads: int) -> list[list[int]]: ...
     def encode_batch(
-        self, texts: list[str], num_threads: int, allowed: list[str] | None = None
+        self,
+        texts: list[str],
+        num_threads: int,
+        allowed: SpecialSet | None = None,
+        disallowed: SpecialSet | None = None,
     ) -> list[list[int]]: ...
     def count_batch(
-        self, texts: list[str], num_threads: int, allowed: list[str] | None = None
+        self,
+        texts: list[str],
+        num_threads: int,
+        allowed: SpecialSet | None = None,
+        disallowed: SpecialSet | None = None,
     ) -> list[int]: ...
     def find_special(self, text: str, names: list[str]) -> tuple[int, int, str] | None: ...
     def encode_bytes(self, data: bytes) -> list[int]: ...
@@ -68,12 +92,22 @@ class CoreEncoding:
     @property
     def is_pair_mode(self) -> bool: ...
     def encode_hf(
-        self, text: str, allowed: list[str] | None = None, first_pass: bool = True
+        self,
+        text: str,
+        allowed: SpecialSet | None = None,
+        disallowed: SpecialSet | None = None,
+        first_pass: bool = True,
     ) -> list[int]: ...
     def encode_hf_batch(
-        self, texts: list[str], num_threads: int, allowed: list[str] | None = None
+        self,
+        texts: list[str],
+        num_threads: int,
+        allowed: SpecialSet | None = None,
+        disallowed: SpecialSet | None = None,
     ) -> list[list[int]]: ...
-    def split_added(self, text: str, allowed: list[str] | None = None) -> list[str | int]: ...
+    def split_added(
+        self, text: str, allowed: SpecialSet | None = None, disallowed: SpecialSet | None = None
+    ) -> list[str | int]: ...
     def to_tiktoken(self) -> bytes: ...
     def rank_equivalence(self) -> str | None: ...
     def derive_merges(self) -> list[tuple[int, tuple[bytes, bytes] | None]]: ...

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import codecs
 import os
-from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, cast
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 from bytepair import _core
 
@@ -28,8 +28,8 @@ if TYPE_CHECKING:
 _DEFAULT_THREADS = min(8, os.cpu_count() or 1)
 
 
-def _raise_disallowed_special(token: str) -> None:
-    raise ValueError(
+def _disallowed_special_error(token: str) -> ValueError:
+    return ValueError(
         f"Encountered text corresponding to disallowed special token {token!r}.\n"
         "If you want this text to be encoded as a special token, "
         f"pass it to `allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
@@ -45,22 +45,26 @@ def _repair_surrogates(text: str) -> str:
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
-class _AllowedNotGiven(frozenset):  # type: ignore[type-arg]
-    """The default of ``allowed_special``: no special tokens for tiktoken files, and the rule of
-    ``tokenizers`` (every added token is recognised) for Hugging Face files."""
+_ALLOWED_DEFAULT: frozenset[str] = frozenset()
+_DISALLOWED_DEFAULT: Literal["all"] = "all"
 
-    def __repr__(self) -> str:
-        return "frozenset()"
-
-
-class _DisallowedNotGiven(str):
-    """The default of ``disallowed_special`` (``"all"``), told apart from an explicit ``"all"``."""
-
-    __slots__ = ()
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+# A core call given the text (or texts) and the resolved allowed and disallowed sets.
+_CoreCall = Callable[[_T, _core.SpecialSet | None, _core.SpecialSet | None], _R]
 
 
-_ALLOWED_DEFAULT: frozenset[str] = _AllowedNotGiven()
-_DISALLOWED_DEFAULT = cast(Literal["all"], _DisallowedNotGiven("all"))
+class _Specials(NamedTuple):
+    """``allowed_special`` and ``disallowed_special`` resolved for one encoding."""
+
+    allowed: _core.SpecialSet | None
+    """The special tokens recognised in text (None: none)."""
+    disallowed: _core.SpecialSet | None
+    """The special tokens the core rejects in text (None: none)."""
+    checked_here: tuple[str, ...]
+    """Set instead of ``disallowed`` when some disallowed string is no special token of the
+    encoding (tiktoken rejects those too): then Python searches for all of them, so that the
+    error names the first in the text."""
 
 
 class Encoding:
@@ -117,6 +121,10 @@ class Encoding:
         self.max_token_value = core.id_bound - 1
         self._special_set = frozenset(special_tokens)
         self._special_list = sorted(self._special_set)
+        # Resolving the special-token arguments costs more than counting a short text: resolve
+        # each distinct (hashable) pair once. Races between threads only compute an entry twice.
+        self._specials_cache: dict[tuple[Any, Any], _Specials] = {}
+        self._default_specials = self._resolve_specials(_ALLOWED_DEFAULT, _DISALLOWED_DEFAULT)
 
     @classmethod
     def from_tiktoken_file(
@@ -243,7 +251,7 @@ class Encoding:
         >>> _ = (folder / "vocab.json").write_text(json.dumps(vocab))
         >>> _ = (folder / "merges.txt").write_text("#version: 0.2\\na b\\n")
         >>> enc = Encoding.from_hf_files(folder / "vocab.json", folder / "merges.txt")
-        >>> enc.encode("abab<e>")  # <e> is no merge's result: a special (added) token
+        >>> enc.encode("abab<e>", allowed_special="all")  # <e> is no merge's result: special
         [256, 256, 257]
         """
         from bytepair.formats.gpt2 import load_hf_files
@@ -255,7 +263,9 @@ class Encoding:
     @classmethod
     def from_tokenizer_json(cls, path: str | os.PathLike[str]) -> Encoding:
         """Read a Hugging Face ``tokenizer.json`` of a byte-level BPE model; ids equal
-        ``tokenizers.Tokenizer.from_file(path).encode(text).ids``. See
+        ``tokenizers.Tokenizer.from_file(path).encode(text).ids`` with
+        ``allowed_special="all"``. By default its special added tokens follow tiktoken's rules
+        (text that spells one raises ``ValueError``; see :meth:`encode`). See
         :mod:`bytepair.formats.hf_json` for what is supported (anything else is a ``ValueError``
         naming the component).
 
@@ -264,8 +274,9 @@ class Encoding:
         >>> from bytepair.patterns import GPT2
         >>> enc = Encoding("t", pat_str=GPT2, mergeable_ranks=ranks, special_tokens={"<e>": 257})
         >>> (path,) = enc.save(pathlib.Path(tempfile.mkdtemp()), format="hf")
-        >>> Encoding.from_tokenizer_json(path).encode("ab<e>")  # added tokens: always recognised
-        [256, 257]
+        >>> hf = Encoding.from_tokenizer_json(path)
+        >>> hf.encode("ab<e>", allowed_special="all"), hf.encode("ab<e>", disallowed_special=())
+        ([256, 257], [256, 60, 101, 62])
         """
         from bytepair.formats.hf_json import load_tokenizer_json
 
@@ -380,18 +391,56 @@ class Encoding:
         are text, non-special added tokens (part of the vocabulary) are still recognised.
         """
         if self._hf is not None:
-            return self._hf.encode(self._core, _utf8_safe(text), [], False)
+            return self._run(self._hf_call(False), text, (), ())
         try:
             return self._core.encode_ordinary(text)
         except UnicodeEncodeError:
             return self._core.encode_ordinary(_repair_surrogates(text))
 
+    # Every encode and count with special-token arguments goes through _specials (what the
+    # arguments mean) and _run or _run_batch (one core call that checks and encodes).
+
+    def _specials(
+        self,
+        allowed_special: Literal["all"] | Collection[str],
+        disallowed_special: Literal["all"] | Collection[str],
+    ) -> _Specials:
+        if allowed_special is _ALLOWED_DEFAULT and disallowed_special is _DISALLOWED_DEFAULT:
+            return self._default_specials
+        cache = self._specials_cache
+        given = (allowed_special, disallowed_special)
+        try:
+            return cache[given]
+        except (KeyError, TypeError):  # TypeError: an unhashable argument, such as a set
+            pass
+        # As frozensets (tiktoken's own view of these arguments), so that a set given on every
+        # call finds its entry; the key is what gets resolved, in case an argument is an iterator.
+        # A falsy value (None too, which tiktoken tolerates for disallowed_special) means none.
+        key = (
+            allowed_special
+            if isinstance(allowed_special, str)
+            else frozenset(allowed_special or ()),
+            disallowed_special
+            if isinstance(disallowed_special, str)
+            else frozenset(disallowed_special or ()),
+        )
+        specials = cache.get(key)
+        if specials is None:
+            specials = self._resolve_specials(*key)
+        if len(cache) < 32:
+            cache[key] = specials
+            # The arguments as given too, when they are values (such as "all" and ()): the
+            # next call with them skips building the frozensets.
+            if all(type(v) in (str, tuple, frozenset) for v in given):
+                cache[given] = specials
+        return specials
+
     def _resolve_specials(
         self,
         allowed_special: Literal["all"] | Collection[str],
         disallowed_special: Literal["all"] | Collection[str],
-    ) -> tuple[list[str], list[str]]:
-        """The allowed specials (known ones only) and the disallowed ones to check for."""
+    ) -> _Specials:
+        """What the arguments mean for this encoding, compiled for the core."""
         for what, value in (
             ("allowed_special", allowed_special),
             ("disallowed_special", disallowed_special),
@@ -408,19 +457,22 @@ class Encoding:
         else:
             allowed = [t for t in allowed_special if t in self._special_set]
         if disallowed_special == "all":
-            allowed_set = set(allowed)
-            disallowed = [t for t in self._special_list if t not in allowed_set]
+            allowed_names = set(allowed)
+            disallowed = [t for t in self._special_list if t not in allowed_names]
         elif not disallowed_special:
             disallowed = []
         else:
             # Like tiktoken, a disallowed string need not be one of this encoding's specials:
             # the caller asked for that text to be rejected, so it is.
             disallowed = list(disallowed_special)
-        return allowed, disallowed
+        core = self._core
+        allowed_set = core.special_set(allowed) if allowed else None
+        if any(t not in self._special_set for t in disallowed):
+            return _Specials(allowed_set, None, tuple(disallowed))
+        return _Specials(allowed_set, core.special_set(disallowed) if disallowed else None, ())
 
-    def _check_disallowed(self, text: str, disallowed: list[str]) -> None:
-        if not disallowed:
-            return
+    def _check_here(self, text: str, disallowed: tuple[str, ...]) -> None:
+        """Raise for the first of ``disallowed`` (special tokens or not) in ``text``."""
         known = [t for t in disallowed if t in self._special_set]
         found = self._core.find_special(text, known) if known else None
         first = (found[0], found[2]) if found is not None else None
@@ -432,23 +484,71 @@ class Encoding:
                     if first is None or at < first[0]:
                         first = (at, other)
         if first is not None:
-            _raise_disallowed_special(first[1])
+            raise _disallowed_special_error(first[1])
 
-    def _hf_allowed(
+    def _run(
         self,
+        call: _CoreCall[str, _R],
         text: str,
         allowed_special: Literal["all"] | Collection[str],
         disallowed_special: Literal["all"] | Collection[str],
-    ) -> list[str] | None:
-        """For a Hugging Face encoding: the special added tokens to recognise (``None``: all, as
-        ``tokenizers`` does, when neither argument was given); checks disallowed ones."""
-        if isinstance(allowed_special, _AllowedNotGiven) and isinstance(
-            disallowed_special, _DisallowedNotGiven
-        ):
-            return None
-        allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
-        self._check_disallowed(text, disallowed)
-        return allowed
+    ) -> _R:
+        """``call`` on one text with the special-token arguments resolved, lone surrogates
+        repaired and a disallowed special token in the text reported."""
+        specials = self._specials(allowed_special, disallowed_special)
+        if specials.checked_here:
+            text = _utf8_safe(text)
+            self._check_here(text, specials.checked_here)
+        try:
+            # Most texts are valid UTF-8: the core says when one is not (UnicodeEncodeError), so
+            # the common case pays for no extra pass over the text.
+            try:
+                return call(text, specials.allowed, specials.disallowed)
+            except UnicodeEncodeError:
+                return call(_repair_surrogates(text), specials.allowed, specials.disallowed)
+        except _core.DisallowedSpecial as e:
+            raise _disallowed_special_error(str(e.args[0])) from None
+
+    def _run_batch(
+        self,
+        call: _CoreCall[list[str], _R],
+        texts: list[str],
+        allowed_special: Literal["all"] | Collection[str],
+        disallowed_special: Literal["all"] | Collection[str],
+    ) -> _R:
+        """``_run`` for texts already checked and repaired by :func:`_texts`."""
+        specials = self._specials(allowed_special, disallowed_special)
+        for text in texts if specials.checked_here else ():
+            self._check_here(text, specials.checked_here)
+        try:
+            return call(texts, specials.allowed, specials.disallowed)
+        except _core.DisallowedSpecial as e:
+            raise _disallowed_special_error(str(e.args[0])) from None
+
+    def _hf_call(self, add_special_tokens: bool) -> _CoreCall[str, list[int]]:
+        hf, core = self._hf, self._core
+        assert hf is not None
+        return lambda text, allowed, disallowed: hf.encode(
+            core, text, allowed, disallowed, add_special_tokens
+        )
+
+    def _hf_batch_call(
+        self, num_threads: int, add_special_tokens: bool
+    ) -> _CoreCall[list[str], list[list[int]]]:
+        hf, core = self._hf, self._core
+        assert hf is not None
+
+        def call(
+            texts: list[str], allowed: _core.SpecialSet | None, disallowed: _core.SpecialSet | None
+        ) -> list[list[int]]:
+            if hf.needs_python:
+                return [hf.encode(core, t, allowed, disallowed, add_special_tokens) for t in texts]
+            batch = core.encode_hf_batch(texts, num_threads, allowed, disallowed)
+            if add_special_tokens and (hf.prefix or hf.suffix):
+                return [[*hf.prefix, *ids, *hf.suffix] for ids in batch]
+            return batch
+
+        return call
 
     def encode(
         self,
@@ -471,32 +571,16 @@ class Encoding:
         >>> enc.encode("a<s>", disallowed_special=())
         [97, 60, 115, 62]
 
-        An encoding read from Hugging Face files behaves like ``tokenizers.Tokenizer.encode``:
-        its added tokens are recognised in text and its post-processor adds the model's tokens
-        (``<s>`` ... ``</s>``) unless ``add_special_tokens=False``. Passing ``allowed_special`` or
-        ``disallowed_special`` applies tiktoken's rules to its special added tokens instead.
-        ``add_special_tokens`` does nothing for tiktoken files, which have no post-processor.
+        An encoding read from Hugging Face files follows the same rules for its special added
+        tokens (``allowed_special="all"`` gives the ids of ``tokenizers.Tokenizer.encode``); its
+        non-special added tokens are vocabulary, recognised always. Its post-processor adds the
+        model's tokens (``<s>`` ... ``</s>``) unless ``add_special_tokens=False``; this does
+        nothing for tiktoken files, which have no post-processor.
         """
         if self._hf is not None:
-            text = _utf8_safe(text)
-            allowed = self._hf_allowed(text, allowed_special, disallowed_special)
-            return self._hf.encode(self._core, text, allowed, add_special_tokens)
-        try:
-            return self._encode(text, allowed_special, disallowed_special)
-        except UnicodeEncodeError:
-            return self._encode(_repair_surrogates(text), allowed_special, disallowed_special)
-
-    def _encode(
-        self,
-        text: str,
-        allowed_special: Literal["all"] | Collection[str],
-        disallowed_special: Literal["all"] | Collection[str],
-    ) -> list[int]:
-        allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
-        self._check_disallowed(text, disallowed)
-        if not allowed:
-            return self._core.encode_ordinary(text)
-        return self._core.encode(text, allowed)
+            call = self._hf_call(add_special_tokens)
+            return self._run(call, text, allowed_special, disallowed_special)
+        return self._run(self._core.encode, text, allowed_special, disallowed_special)
 
     def encode_to_numpy(
         self,
@@ -510,18 +594,10 @@ class Encoding:
         import numpy as np
 
         if self._hf is not None:
-            ids = self.encode(
-                text,
-                allowed_special=allowed_special,
-                disallowed_special=disallowed_special,
-                add_special_tokens=add_special_tokens,
-            )
+            call = self._hf_call(add_special_tokens)
+            ids = self._run(call, text, allowed_special, disallowed_special)
             return np.array(ids, dtype=np.uint32)
-
-        text = _utf8_safe(text)
-        allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
-        self._check_disallowed(text, disallowed)
-        raw = self._core.encode_to_u32_bytes(text, allowed)
+        raw = self._run(self._core.encode_to_u32_bytes, text, allowed_special, disallowed_special)
         return np.frombuffer(raw, dtype=np.uint32)
 
     def encode_ordinary_batch(
@@ -531,9 +607,7 @@ class Encoding:
         texts = _texts(text)
         num_threads = _threads(num_threads, len(texts))
         if self._hf is not None:
-            if self._hf.needs_python:
-                return [self._hf.encode(self._core, t, [], False) for t in texts]
-            return self._core.encode_hf_batch(texts, num_threads, [])
+            return self._run_batch(self._hf_batch_call(num_threads, False), texts, (), ())
         return self._core.encode_ordinary_batch(texts, num_threads)
 
     def encode_batch(
@@ -549,35 +623,15 @@ class Encoding:
         texts = _texts(text)
         num_threads = _threads(num_threads, len(texts))
         if self._hf is not None:
-            return self._hf_batch(
-                texts, num_threads, allowed_special, disallowed_special, add_special_tokens
-            )
-        allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
-        for t in texts:
-            self._check_disallowed(t, disallowed)
-        if not allowed:
-            return self._core.encode_ordinary_batch(texts, num_threads)
-        return self._core.encode_batch(texts, num_threads, allowed)
-
-    def _hf_batch(
-        self,
-        texts: list[str],
-        num_threads: int,
-        allowed_special: Literal["all"] | Collection[str],
-        disallowed_special: Literal["all"] | Collection[str],
-        add_special_tokens: bool,
-    ) -> list[list[int]]:
-        hf = self._hf
-        assert hf is not None
-        allowed = None
-        for t in texts:
-            allowed = self._hf_allowed(t, allowed_special, disallowed_special)
-        if hf.needs_python:
-            return [hf.encode(self._core, t, allowed, add_special_tokens) for t in texts]
-        batch = self._core.encode_hf_batch(texts, num_threads, allowed)
-        if add_special_tokens and (hf.prefix or hf.suffix):
-            return [[*hf.prefix, *ids, *hf.suffix] for ids in batch]
-        return batch
+            call = self._hf_batch_call(num_threads, add_special_tokens)
+            return self._run_batch(call, texts, allowed_special, disallowed_special)
+        core = self._core
+        return self._run_batch(
+            lambda ts, allowed, disallowed: core.encode_batch(ts, num_threads, allowed, disallowed),
+            texts,
+            allowed_special,
+            disallowed_special,
+        )
 
     def count(
         self,
@@ -595,20 +649,9 @@ class Encoding:
         6
         """
         if self._hf is not None:
-            return len(
-                self.encode(
-                    text,
-                    allowed_special=allowed_special,
-                    disallowed_special=disallowed_special,
-                    add_special_tokens=add_special_tokens,
-                )
-            )
-        text = _utf8_safe(text)
-        allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
-        self._check_disallowed(text, disallowed)
-        if not allowed:
-            return self._core.count_ordinary(text)
-        return self._core.count(text, allowed)
+            call = self._hf_call(add_special_tokens)
+            return len(self._run(call, text, allowed_special, disallowed_special))
+        return self._run(self._core.count, text, allowed_special, disallowed_special)
 
     def count_batch(
         self,
@@ -623,14 +666,16 @@ class Encoding:
         texts = _texts(text)
         num_threads = _threads(num_threads, len(texts))
         if self._hf is not None:
-            batch = self._hf_batch(
-                texts, num_threads, allowed_special, disallowed_special, add_special_tokens
-            )
+            call = self._hf_batch_call(num_threads, add_special_tokens)
+            batch = self._run_batch(call, texts, allowed_special, disallowed_special)
             return [len(ids) for ids in batch]
-        allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
-        for t in texts:
-            self._check_disallowed(t, disallowed)
-        return self._core.count_batch(texts, num_threads, allowed)
+        core = self._core
+        return self._run_batch(
+            lambda ts, allowed, disallowed: core.count_batch(ts, num_threads, allowed, disallowed),
+            texts,
+            allowed_special,
+            disallowed_special,
+        )
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
         """The id of a single token given as text or bytes; ``KeyError`` if it is no token.

@@ -26,7 +26,7 @@
 //! where nothing fits never fits later: it is marked dead and never tried again. Each position
 //! is tried once, with at most one candidate per token length: linear in the piece length.
 
-use super::{FLAT_MERGE_MAX_LEN, Lookup, TokenTable, flat_merge, heap_merge};
+use super::{FLAT_MERGE_MAX_LEN, INLINE_MAX, Lookup, TokenTable, flat_merge, heap_merge, pack};
 use crate::Rank;
 
 /// No token (in `split` and the trie), or no limit (in `compatible`).
@@ -43,6 +43,48 @@ pub(crate) struct Backtracker {
     /// checked by merging the pair's bytes, which costs more but is still bounded per token.
     monotone: bool,
     trie: PrefixTrie,
+    /// One bit per hash of each 3..=15-byte token: most byte strings the boundary check asks
+    /// about are no token, and this answers that from L2 instead of a miss in the token table.
+    maybe_token: TokenFilter,
+}
+
+/// A one-hash Bloom filter over packed tokens.
+#[derive(Debug, Clone)]
+struct TokenFilter {
+    bits: Vec<u64>,
+    shift: u32,
+}
+
+impl TokenFilter {
+    fn new<'a>(tokens: impl ExactSizeIterator<Item = &'a [u8]>) -> Self {
+        // About 20 bits per token: a false "maybe" one time in twenty.
+        let size = (tokens.len() * 20).next_power_of_two().max(64);
+        let mut filter = Self {
+            bits: vec![0; size / 64],
+            shift: 64 - size.trailing_zeros(),
+        };
+        for token in tokens {
+            if (3..=INLINE_MAX).contains(&token.len()) {
+                let bit = filter.bit(pack(token));
+                filter.bits[bit / 64] |= 1 << (bit % 64);
+            }
+        }
+        filter
+    }
+
+    #[inline]
+    fn bit(&self, key: u128) -> usize {
+        let mixed = (key as u64 ^ (key >> 64) as u64 ^ (key >> 67) as u64)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (mixed >> self.shift) as usize
+    }
+
+    /// False when `bytes` (3 to 15 of them) is surely no token.
+    #[inline]
+    fn may_contain(&self, bytes: &[u8]) -> bool {
+        let bit = self.bit(pack(bytes));
+        self.bits[bit / 64] & 1 << (bit % 64) != 0
+    }
 }
 
 /// Merge `bytes` on their own, as [`flat_merge`] does; long ones (a hostile file's megabyte
@@ -192,6 +234,7 @@ impl Backtracker {
             split,
             len,
             monotone,
+            maybe_token: TokenFilter::new(reachable.iter().map(|t| t.0)),
             trie: PrefixTrie::new(&reachable),
         })
     }
@@ -199,6 +242,9 @@ impl Backtracker {
     /// The rank of `bytes` if it is a token that some text can merge into.
     #[inline]
     fn reachable_rank(&self, bytes: &[u8], table: &TokenTable) -> Option<Rank> {
+        if (3..=INLINE_MAX).contains(&bytes.len()) && !self.maybe_token.may_contain(bytes) {
+            return None;
+        }
         table.rank(bytes).filter(|&r| self.len[r as usize] != 0)
     }
 
@@ -475,6 +521,21 @@ mod tests {
         let mut out = Vec::new();
         super::super::merge_piece(&[b'b'; 100], &table, &byte_ranks, &mut out);
         assert_eq!(out, vec![Rank::from(b'b'); 100]);
+    }
+
+    #[test]
+    fn the_filter_never_drops_a_token() {
+        let mut seed = 9;
+        let tokens: Vec<Vec<u8>> = (0..5000)
+            .map(|i| random_text(&mut seed, 3 + i % 13, b"abcdefgh"))
+            .collect();
+        let filter = TokenFilter::new(tokens.iter().map(Vec::as_slice));
+        assert!(tokens.iter().all(|t| filter.may_contain(t)));
+        let others = (0..5000)
+            .map(|i| random_text(&mut seed, 3 + i % 13, b"xyz"))
+            .filter(|t| filter.may_contain(t))
+            .count();
+        assert!(others < 500, "{others} of 5000 non-tokens pass the filter");
     }
 
     #[test]

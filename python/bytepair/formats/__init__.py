@@ -15,11 +15,14 @@ HF ``tokenizer.json``              pair merges + pipeline      ``tokenizers.Toke
 writes ``tiktoken``, ``hf`` (``tokenizer.json``) or ``gpt2`` (``encoder.json`` + ``vocab.bpe``);
 :func:`convert` does both, for the ``bytepair convert`` command.
 
-Special tokens follow the source: an encoding from a tiktoken or GPT-2 file has tiktoken's rules
-(special-looking text raises unless ``allowed_special`` says otherwise); one from Hugging Face
-files recognises its added tokens in text, as ``tokenizers`` does, unless ``allowed_special`` or
-``disallowed_special`` is passed, which switches to tiktoken's rules over its special added tokens
-(non-special added tokens are part of the vocabulary and always recognised).
+Special tokens follow tiktoken's rules whatever the format: text that spells one raises
+``ValueError`` unless ``allowed_special`` allows it (or ``disallowed_special=()`` makes it plain
+text). For Hugging Face files the special tokens are the added tokens marked ``special``;
+``allowed_special="all"`` recognises them in text as ``tokenizers`` does, and gives its ids. Added
+tokens marked ``special: false`` are vocabulary and always recognised, and the post-processor's
+tokens (``<s>`` ... ``</s>``) are added as ids with ``add_special_tokens=True``, never read from
+text. (``tokenizers`` recognises special added tokens in any text; bytepair does not by default,
+so that text that looks like a control token never becomes one unless the caller says so.)
 
 >>> import tempfile, pathlib
 >>> from bytepair import Encoding
@@ -29,7 +32,7 @@ files recognises its added tokens in text, as ``tokenizers`` does, unless ``allo
 >>> folder = pathlib.Path(tempfile.mkdtemp())
 >>> _ = convert(*save(enc, folder / "toy.tiktoken", format="tiktoken"), folder / "hf",
 ...             to="hf", pat_str="gpt2", special_tokens={"<e>": 257})
->>> load(folder / "hf").encode("ab<e>")
+>>> load(folder / "hf").encode("ab<e>", allowed_special="all")
 [256, 257]
 """
 

@@ -12,7 +12,8 @@ Both are a JSON object of token strings (in the GPT-2 byte alphabet, see
   pair priority, ids as given, then a pre-tokenizer (``ByteLevel`` by default, or ``pat_str`` as
   ``Split`` + ``ByteLevel(use_regex=False)``, or any ``pre_tokenizer`` object) and an optional
   ``normalizer``. Special tokens come from ``special_tokens``, else from an ``added_tokens.json``
-  next to the vocabulary, plus the entries that no merge makes; they behave as added tokens.
+  next to the vocabulary, plus the entries that no merge makes; they are special added tokens,
+  recognised in text where ``allowed_special`` allows them (see :mod:`bytepair.formats`).
 
 Writing (:func:`write_gpt2_files`) produces ``encoder.json`` + ``vocab.bpe`` that read back, as
 GPT-2 files, to the same ids.

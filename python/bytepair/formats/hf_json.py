@@ -13,7 +13,8 @@ Writing produces a file that ``tokenizers.Tokenizer.from_file`` reads with ident
 - a tiktoken encoding becomes ``BPE(ignore_merges=True)`` with the merges tiktoken's rule
   implies, ``Split(pattern, Removed, invert=True)`` (tiktoken keeps only the pattern's matches)
   and ``ByteLevel(use_regex=False)``; GPT-2's pattern becomes ``ByteLevel(use_regex=True)``. Its
-  special tokens become special added tokens (which ``tokenizers`` always recognises in text).
+  special tokens become special added tokens: ``tokenizers`` recognises them in any text, the
+  encoding read back only where ``allowed_special`` allows, as the original did.
 
 >>> import tempfile, pathlib
 >>> from bytepair import Encoding
@@ -22,7 +23,7 @@ Writing produces a file that ``tokenizers.Tokenizer.from_file`` reads with ident
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "tokenizer.json"
 >>> _ = enc.save(path, format="hf")
 >>> back = load_tokenizer_json(path)
->>> back.encode("abc ab<e>"), back.encode_ordinary("abc ab<e>")
+>>> back.encode("abc ab<e>", allowed_special="all"), back.encode_ordinary("abc ab<e>")
 ([257, 32, 256, 258], [257, 32, 256, 60, 101, 62])
 """
 

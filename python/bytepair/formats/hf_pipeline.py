@@ -512,21 +512,23 @@ class HfPipeline:
         self,
         core: _core.CoreEncoding,
         text: str,
-        allowed: list[str] | None,
+        allowed: _core.SpecialSet | None,
+        disallowed: _core.SpecialSet | None,
         add_special_tokens: bool,
     ) -> list[int]:
-        """The ids of ``text``: added tokens (``allowed`` special ones; ``None``: all), the
-        normalizer between them, the core, then the post-processor's ids if asked."""
+        """The ids of ``text``: added tokens (the non-special ones, and the special ones of
+        ``allowed``), the normalizer between them, the core, then the post-processor's ids if
+        asked. ``_core.DisallowedSpecial`` if ``text`` spells a token of ``disallowed``."""
         if self.normalizer is None:
-            ids = core.encode_hf(text, allowed)
+            ids = core.encode_hf(text, allowed, disallowed)
         else:
             ids = []
             normalize = self.normalizer
-            for part in core.split_added(text, allowed):
+            for part in core.split_added(text, allowed, disallowed):
                 if isinstance(part, int):
                     ids.append(part)
                 else:
-                    ids.extend(core.encode_hf(normalize(part), allowed, False))
+                    ids.extend(core.encode_hf(normalize(part), allowed, first_pass=False))
         if add_special_tokens and (self.prefix or self.suffix):
             return [*self.prefix, *ids, *self.suffix]
         return ids
