@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 
 use crate::Rank;
 
-mod backtrack;
+pub(crate) mod backtrack;
 use backtrack::Backtracker;
 
 /// Token bytes to rank. `Vec<u8>: Borrow<[u8]>`, so it is queried with byte slices.

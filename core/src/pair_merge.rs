@@ -12,15 +12,18 @@
 //! - ids are free: the result of merge `i` may have any id (RoBERTa, NeoX, Falcon and SmolLM number
 //!   their special tokens first), so priorities and ids are stored separately.
 //!
-//! Short pieces use a flat array, long ones a heap over a linked list (`O(n log n)`), as in
-//! [`crate::merge`].
+//! Short pieces use a flat array; long ones the linear-time search of [`crate::merge`]'s
+//! `backtrack` module with the pair rule as its compatibility check, or, where that does not
+//! apply (a merge that takes the unknown token), a heap over a linked list (`O(n log n)`).
 
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::OnceLock;
 
 use crate::Rank;
 use crate::merge::RankMap;
+use crate::merge::backtrack::{PrefixTrie, search};
 
 /// `(left id, right id)` packed into one `u64` -> `(priority, id of the result)`.
 pub type PairMap = FxHashMap<u64, (u32, Rank)>;
@@ -55,7 +58,31 @@ pub struct PairModel {
     /// Whole pieces whose result is known to be this single id (checked when built), so the
     /// common words skip the merge loop, exactly as tiktoken's first lookup does.
     shortcut: RankMap,
+    /// The tokens that merge back to themselves, for the linear-time search on long pieces
+    /// (`crate::merge::backtrack`); built on the first long piece.
+    long: OnceLock<Box<LongPieces>>,
 }
+
+/// What the long-piece search needs: the tokens that merge back to themselves, and their lengths.
+#[derive(Debug, Clone)]
+struct LongPieces {
+    trie: PrefixTrie,
+    len: FxHashMap<Rank, usize>,
+    /// Whether some merge takes the unknown id (then it is no barrier, and pieces with missing
+    /// bytes keep the heap).
+    unknown_merges: bool,
+}
+
+/// Every byte value, so that single-byte tokens can be borrowed as slices.
+const ALL_BYTES: [u8; 256] = {
+    let mut all = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        all[b] = b as u8;
+        b += 1;
+    }
+    all
+};
 
 impl PairModel {
     /// Build from merges in priority order (`(left, right, result)`; a repeated pair keeps its
@@ -79,6 +106,7 @@ impl PairModel {
             byte_ids,
             missing,
             shortcut: RankMap::default(),
+            long: OnceLock::new(),
         };
         let shortcut = if ignore_merges {
             vocab.clone()
@@ -88,7 +116,7 @@ impl PairModel {
                 .iter()
                 .filter(|(token, id)| {
                     parts.clear();
-                    model.merge_into(token, &mut parts);
+                    model.merge_plain(token, &mut parts);
                     parts.as_slice() == [**id]
                 })
                 .map(|(token, id)| (token.clone(), *id))
@@ -173,6 +201,95 @@ impl PairModel {
 
     /// Merge `piece` from its bytes (no whole-piece lookup) and append the result to `out`.
     fn merge_into(&self, piece: &[u8], out: &mut Vec<Rank>) {
+        if piece.len() <= FLAT_MERGE_MAX_LEN || !self.merge_long(piece, out) {
+            self.merge_plain(piece, out);
+        }
+    }
+
+    /// The linear-time search of `crate::merge::backtrack` with the pair rule: two neighbours
+    /// are compatible when merging their bytes alone keeps them apart. Missing bytes are left
+    /// out first when they are dropped (the merge never sees them) and cut the piece when they
+    /// become the unknown id. False (nothing appended) when a merge takes the unknown id.
+    fn merge_long(&self, piece: &[u8], out: &mut Vec<Rank>) -> bool {
+        let long = self.long.get_or_init(|| Box::new(self.long_pieces()));
+        let kept: Vec<u8>;
+        let piece = if piece.iter().any(|&b| self.byte_ids[usize::from(b)] == NONE) {
+            if let MissingByte::Unknown { id, fuse } = self.missing {
+                // The unknown id joins no pair (checked), so it cuts the piece: the runs of
+                // known bytes merge apart, each run of missing bytes gives its unknown id(s).
+                if long.unknown_merges {
+                    return false;
+                }
+                for run in piece.chunk_by(|a, b| {
+                    (self.byte_ids[usize::from(*a)] == NONE)
+                        == (self.byte_ids[usize::from(*b)] == NONE)
+                }) {
+                    if self.byte_ids[usize::from(run[0])] != NONE {
+                        self.merge_into(run, out);
+                    } else if fuse {
+                        out.push(id);
+                    } else {
+                        out.extend(std::iter::repeat_n(id, run.len()));
+                    }
+                }
+                return true;
+            }
+            kept = piece
+                .iter()
+                .copied()
+                .filter(|&b| self.byte_ids[usize::from(b)] != NONE)
+                .collect();
+            &kept[..]
+        } else {
+            piece
+        };
+        let mut pair = Vec::new();
+        search(piece, &long.trie, out, |at, left, right| {
+            let (Some(&l), Some(&r)) = (long.len.get(&left), long.len.get(&right)) else {
+                return false;
+            };
+            pair.clear();
+            self.merge_plain(&piece[at - l..at + r], &mut pair);
+            pair == [left, right]
+        })
+    }
+
+    /// The tokens (of the whole-piece table, and single bytes) that merge back to themselves.
+    fn long_pieces(&self) -> LongPieces {
+        let mut parts = Vec::new();
+        let mut tokens: Vec<(&[u8], Rank)> = self
+            .shortcut
+            .iter()
+            .filter(|(token, id)| {
+                parts.clear();
+                self.merge_plain(token, &mut parts);
+                parts.as_slice() == [**id]
+            })
+            .map(|(token, &id)| (token.as_slice(), id))
+            .collect();
+        for (b, &id) in self.byte_ids.iter().enumerate() {
+            if id != NONE {
+                tokens.push((&ALL_BYTES[b..=b], id));
+            }
+        }
+        tokens.sort_unstable();
+        tokens.dedup_by(|a, b| a.0 == b.0);
+        let unknown_merges = match self.missing {
+            MissingByte::Unknown { id, .. } => self
+                .merges
+                .keys()
+                .any(|&k| (k >> 32) as Rank == id || k as Rank == id),
+            MissingByte::Drop => false,
+        };
+        LongPieces {
+            len: tokens.iter().map(|&(t, id)| (id, t.len())).collect(),
+            trie: PrefixTrie::new(&tokens),
+            unknown_merges,
+        }
+    }
+
+    /// Merge `piece` from its bytes without the long-piece search.
+    fn merge_plain(&self, piece: &[u8], out: &mut Vec<Rank>) {
         let start = out.len();
         self.initial(piece, out);
         let symbols = &mut out[start..];
@@ -319,6 +436,88 @@ mod tests {
             ids.remove(i + 1);
         }
         ids
+    }
+
+    #[test]
+    fn long_pieces_take_the_linear_search_and_agree_with_naive() {
+        let merges = [
+            (0, 1, 10),
+            (1, 2, 11),
+            (10, 2, 12),
+            (0, 0, 13),
+            (13, 13, 14),
+            (2, 0, 15),
+            (15, 1, 16),
+            (3, 3, 17),
+            // Listed after its parts' own merges would make it: never formed from "a"+"bc".
+            (0, 11, 18),
+        ];
+        let vocab: &[(&[u8], Rank)] = &[
+            (b"ab", 10),
+            (b"bc", 11),
+            (b"abc", 12),
+            (b"aa", 13),
+            (b"aaaa", 14),
+            (b"ca", 15),
+            (b"cab", 16),
+            (b"dd", 17),
+        ];
+        let m = model(&merges, false, vocab);
+        let mut seed: u64 = 5;
+        for len in [129, 130, 200, 333, 1000, 5000] {
+            for alphabet in [&b"abcdz"[..], b"a", b"az", b"abc", b"cab d"] {
+                let piece: Vec<u8> = (0..len)
+                    .map(|_| {
+                        seed = seed
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        alphabet[(seed >> 33) as usize % alphabet.len()]
+                    })
+                    .collect();
+                let expected = naive(&m, &piece);
+                let mut via_search = Vec::new();
+                assert!(m.merge_long(&piece, &mut via_search), "{piece:?}");
+                assert_eq!(via_search, expected, "{piece:?}");
+                assert_eq!(encode(&m, &piece), expected);
+            }
+        }
+    }
+
+    #[test]
+    fn long_pieces_with_unknown_bytes() {
+        let mut byte_ids = [NONE; 256];
+        for (i, b) in (b'a'..=b'c').enumerate() {
+            byte_ids[usize::from(b)] = i as Rank;
+        }
+        let merges = [(0, 1, 10), (10, 2, 12), (0, 0, 13), (13, 13, 14)];
+        let vocab: RankMap = [(&b"ab"[..], 10), (b"abc", 12), (b"aa", 13), (b"aaaa", 14)]
+            .iter()
+            .map(|(t, i)| (t.to_vec(), *i))
+            .collect();
+        let mut seed: u64 = 8;
+        for fuse in [false, true] {
+            let unknown = MissingByte::Unknown { id: 99, fuse };
+            let m = PairModel::new(merges, byte_ids, unknown, &vocab, false);
+            for len in [129, 300, 2000] {
+                let piece: Vec<u8> = (0..len)
+                    .map(|_| {
+                        seed = seed
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        b"aabcxyaa"[(seed >> 33) as usize % 8]
+                    })
+                    .collect();
+                let mut via_search = Vec::new();
+                assert!(m.merge_long(&piece, &mut via_search));
+                assert_eq!(via_search, naive(&m, &piece), "fuse {fuse}: {piece:?}");
+            }
+            // A merge that takes the unknown id makes it no barrier: the heap keeps those pieces.
+            let with_unknown = [(0, 1, 10), (99, 0, 20)];
+            let m = PairModel::new(with_unknown, byte_ids, unknown, &vocab, false);
+            let piece = [b'x', b'a'].repeat(100);
+            assert!(!m.merge_long(&piece, &mut Vec::new()));
+            assert_eq!(encode(&m, &piece), naive(&m, &piece));
+        }
     }
 
     #[test]

@@ -102,6 +102,80 @@ fn merge_alone(
     }
 }
 
+/// The boundary search of the module comment over `piece`: append the ids of the segmentation
+/// whose every adjacent pair passes `compatible(at, left, right)` (`left` ends at byte `at`) to
+/// `out` and return true, or return false with `out` unchanged if there is none. `trie` holds
+/// the tokens that merge back to themselves. Shared by the rank rule and the pair rule
+/// ([`crate::pair_merge`]), which differ only in `compatible`.
+pub(crate) fn search(
+    piece: &[u8],
+    trie: &PrefixTrie,
+    out: &mut Vec<Rank>,
+    mut compatible: impl FnMut(usize, Rank, Rank) -> bool,
+) -> bool {
+    let n = piece.len();
+    let base = out.len();
+    // Where each token on the stack (`out[base..]`) starts.
+    let mut starts: Vec<u32> = Vec::with_capacity(n / 2 + 1);
+    let mut dead = vec![0u64; n / 64 + 1];
+    let mut candidates: Vec<(u32, Rank)> = Vec::with_capacity(64);
+    let mut memo = PairMemo::new(n);
+    let mut pos = 0;
+    // After backing up to `pos`: the length of the token just taken back (0: none yet).
+    let mut retried = 0;
+    while pos < n {
+        candidates.clear();
+        trie.prefixes(&piece[pos..], n - pos, &mut candidates);
+        let previous = out[base..].last().copied();
+        let mut fits = |&(len, rank): &(u32, Rank)| {
+            let end = pos + len as usize;
+            (end == n || dead[end / 64] & 1 << (end % 64) == 0)
+                && previous
+                    .is_none_or(|left| memo.get_or(left, rank, || compatible(pos, left, rank)))
+        };
+        // The order tried: the previous token again first (in a run of one character the
+        // same token repeats, and the longest candidate is often wrong), then the others,
+        // longest first. A retry resumes after the candidate taken back.
+        let repeat = previous.and_then(|p| candidates.iter().position(|c| c.1 == p));
+        let repeat_len = repeat.map_or(0, |k| candidates[k].0);
+        let mut fit = None;
+        if retried == 0 {
+            if let Some(k) = repeat {
+                fit = Some(candidates[k]).filter(&mut fits);
+            }
+        }
+        if fit.is_none() {
+            let shorter_than = if retried == 0 || retried == repeat_len {
+                u32::MAX
+            } else {
+                retried
+            };
+            fit = candidates
+                .iter()
+                .rev()
+                .filter(|c| c.0 < shorter_than && c.0 != repeat_len)
+                .find(|c| fits(c))
+                .copied();
+        }
+        if let Some((len, rank)) = fit {
+            out.push(rank);
+            starts.push(pos as u32);
+            pos += len as usize;
+            retried = 0;
+        } else {
+            dead[pos / 64] |= 1 << (pos % 64);
+            let Some(start) = starts.pop() else {
+                out.truncate(base);
+                return false;
+            };
+            out.pop();
+            retried = (pos - start as usize) as u32;
+            pos = start as usize;
+        }
+    }
+    true
+}
+
 /// Compatibility answers already worked out during one piece. Runs repeat the same few pairs
 /// (a run of tabs tries many lengths at every position), so most checks become one load.
 struct PairMemo {
@@ -139,7 +213,7 @@ impl PairMemo {
 /// Nodes are numbered breadth first, so the children of node `v` are the nodes
 /// `first[v]..first[v + 1]`, with their bytes (sorted) in `label` at the same indices.
 #[derive(Debug, Clone)]
-struct PrefixTrie {
+pub(crate) struct PrefixTrie {
     first: Vec<u32>,
     label: Vec<u8>,
     rank: Vec<Rank>,
@@ -147,7 +221,7 @@ struct PrefixTrie {
 
 impl PrefixTrie {
     /// `tokens` sorted by bytes, without duplicates.
-    fn new(tokens: &[(&[u8], Rank)]) -> Self {
+    pub(crate) fn new(tokens: &[(&[u8], Rank)]) -> Self {
         // One entry per node: the tokens under it (a range of `tokens`) and its depth.
         let mut nodes: Vec<(usize, usize, usize)> = vec![(0, tokens.len(), 0)];
         let mut first = Vec::new();
@@ -251,70 +325,9 @@ impl Backtracker {
     /// Append the ids of `piece` to `out` and return true; false (with `out` unchanged) if no
     /// segmentation is found, which the checks in [`Backtracker::new`] rule out.
     pub(crate) fn merge(&self, piece: &[u8], table: &TokenTable, out: &mut Vec<Rank>) -> bool {
-        let n = piece.len();
-        let base = out.len();
-        // Where each token on the stack (`out[base..]`) starts.
-        let mut starts: Vec<u32> = Vec::with_capacity(n / 2 + 1);
-        let mut dead = vec![0u64; n / 64 + 1];
-        let mut candidates: Vec<(u32, Rank)> = Vec::with_capacity(64);
-        let mut memo = PairMemo::new(n);
-        let mut pos = 0;
-        // After backing up to `pos`: the length of the token just taken back (0: none yet).
-        let mut retried = 0;
-        while pos < n {
-            candidates.clear();
-            self.trie.prefixes(&piece[pos..], n - pos, &mut candidates);
-            let previous = out[base..].last().copied();
-            let fits = |&(len, rank): &(u32, Rank), memo: &mut PairMemo| {
-                let end = pos + len as usize;
-                (end == n || dead[end / 64] & 1 << (end % 64) == 0)
-                    && previous.is_none_or(|left| {
-                        memo.get_or(left, rank, || {
-                            self.compatible(piece, pos, left, rank, table)
-                        })
-                    })
-            };
-            // The order tried: the previous token again first (in a run of one character the
-            // same token repeats, and the longest candidate is often wrong), then the others,
-            // longest first. A retry resumes after the candidate taken back.
-            let repeat = previous.and_then(|p| candidates.iter().position(|c| c.1 == p));
-            let repeat_len = repeat.map_or(0, |k| candidates[k].0);
-            let mut fit = None;
-            if retried == 0 {
-                if let Some(k) = repeat {
-                    fit = Some(candidates[k]).filter(|c| fits(c, &mut memo));
-                }
-            }
-            if fit.is_none() {
-                let shorter_than = if retried == 0 || retried == repeat_len {
-                    u32::MAX
-                } else {
-                    retried
-                };
-                fit = candidates
-                    .iter()
-                    .rev()
-                    .filter(|c| c.0 < shorter_than && c.0 != repeat_len)
-                    .find(|c| fits(c, &mut memo))
-                    .copied();
-            }
-            if let Some((len, rank)) = fit {
-                out.push(rank);
-                starts.push(pos as u32);
-                pos += len as usize;
-                retried = 0;
-            } else {
-                dead[pos / 64] |= 1 << (pos % 64);
-                let Some(start) = starts.pop() else {
-                    out.truncate(base);
-                    return false;
-                };
-                out.pop();
-                retried = (pos - start as usize) as u32;
-                pos = start as usize;
-            }
-        }
-        true
+        search(piece, &self.trie, out, |at, left, right| {
+            self.compatible(piece, at, left, right, table)
+        })
     }
 
     /// Whether token `left`, ending at byte `at` of `piece`, and token `right`, starting there,
