@@ -394,6 +394,7 @@ fn heap_merge<L: Lookup>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_data::random_text;
 
     fn vocab(tokens: &[&[u8]]) -> (RankMap, [Rank; 256]) {
         let mut ranks = RankMap::default();
@@ -434,14 +435,7 @@ mod tests {
             vocab(&[b"ab", b"bc", b"abc", b"aa", b"aaaa", b"ca", b"cab", b"aaa"]);
         let mut seed: u64 = 7;
         for len in 1..300 {
-            let piece: Vec<u8> = (0..len)
-                .map(|_| {
-                    seed = seed
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    b"abc"[(seed >> 33) as usize % 3]
-                })
-                .collect();
+            let piece = random_text(&mut seed, len, b"abc");
             let mut via_flat = Vec::new();
             flat_merge(&piece, &ranks, &byte_ranks, |_, _| {}, |r| via_flat.push(r));
             let mut via_heap = Vec::new();

@@ -396,6 +396,7 @@ impl PairModel {
 #[allow(clippy::panic)]
 mod tests {
     use super::*;
+    use crate::test_data::random_text;
 
     /// Bytes 'a'..='d' are ids 0..=3, the rest absent; merges as given.
     fn model(
@@ -466,14 +467,7 @@ mod tests {
         let mut seed: u64 = 5;
         for len in [129, 130, 200, 333, 1000, 5000] {
             for alphabet in [&b"abcdz"[..], b"a", b"az", b"abc", b"cab d"] {
-                let piece: Vec<u8> = (0..len)
-                    .map(|_| {
-                        seed = seed
-                            .wrapping_mul(6364136223846793005)
-                            .wrapping_add(1442695040888963407);
-                        alphabet[(seed >> 33) as usize % alphabet.len()]
-                    })
-                    .collect();
+                let piece = random_text(&mut seed, len, alphabet);
                 let expected = naive(&m, &piece);
                 let mut via_search = Vec::new();
                 assert!(m.merge_long(&piece, &mut via_search), "{piece:?}");
@@ -499,14 +493,7 @@ mod tests {
             let unknown = MissingByte::Unknown { id: 99, fuse };
             let m = PairModel::new(merges, byte_ids, unknown, &vocab, false);
             for len in [129, 300, 2000] {
-                let piece: Vec<u8> = (0..len)
-                    .map(|_| {
-                        seed = seed
-                            .wrapping_mul(6364136223846793005)
-                            .wrapping_add(1442695040888963407);
-                        b"aabcxyaa"[(seed >> 33) as usize % 8]
-                    })
-                    .collect();
+                let piece = random_text(&mut seed, len, b"aabcxyaa");
                 let mut via_search = Vec::new();
                 assert!(m.merge_long(&piece, &mut via_search));
                 assert_eq!(via_search, naive(&m, &piece), "fuse {fuse}: {piece:?}");
@@ -582,14 +569,7 @@ mod tests {
         let m = model(&merges, false, &[]);
         let mut seed: u64 = 11;
         for len in 1..400 {
-            let piece: Vec<u8> = (0..len)
-                .map(|_| {
-                    seed = seed
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    b"abcdz"[(seed >> 33) as usize % 5]
-                })
-                .collect();
+            let piece = random_text(&mut seed, len, b"abcdz");
             let expected = naive(&m, &piece);
             assert_eq!(encode(&m, &piece), expected, "{piece:?}");
             assert_eq!(m.count_piece(&piece), expected.len());

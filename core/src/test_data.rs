@@ -41,3 +41,16 @@ pub(crate) fn corpus_files(shared: &Path) -> Vec<PathBuf> {
     files.sort();
     files
 }
+
+/// `len` bytes drawn from `alphabet` by a fixed linear congruential generator: the same text for
+/// the same seed on every machine.
+pub(crate) fn random_text(seed: &mut u64, len: usize, alphabet: &[u8]) -> Vec<u8> {
+    (0..len)
+        .map(|_| {
+            *seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            alphabet[(*seed >> 33) as usize % alphabet.len()]
+        })
+        .collect()
+}

@@ -389,6 +389,7 @@ impl Backtracker {
 mod tests {
     use super::*;
     use crate::merge::RankMap;
+    use crate::test_data::random_text;
 
     /// A vocabulary learned the way BPE training does (so both properties hold): repeatedly add
     /// the most frequent adjacent pair of a sample text as the next rank.
@@ -431,17 +432,6 @@ mod tests {
             parts = merged;
         }
         (ranks, byte_ranks)
-    }
-
-    pub(super) fn random_text(seed: &mut u64, len: usize, alphabet: &[u8]) -> Vec<u8> {
-        (0..len)
-            .map(|_| {
-                *seed = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                alphabet[(*seed >> 33) as usize % alphabet.len()]
-            })
-            .collect()
     }
 
     #[test]
@@ -570,9 +560,9 @@ mod tests {
 /// The real vocabularies of `../shared/vocab`: they must qualify, and give the heap merge's ids.
 #[cfg(test)]
 mod real_vocabularies {
-    use super::tests::random_text;
     use super::*;
     use crate::merge::RankMap;
+    use crate::test_data::random_text;
     use crate::test_data::{corpus_files, shared};
 
     const VOCABS: [&str; 6] = [

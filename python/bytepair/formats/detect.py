@@ -110,10 +110,12 @@ def detect(path: StrPath) -> Detected:
         if isinstance(parsed, dict) and isinstance(parsed.get("model"), dict):
             return Detected("tokenizer-json", (p,), parsed=parsed)
         return _pair_for_vocab(p)
-    first = head.split(b"\n", 1)[0]
-    if _TIKTOKEN_LINE.match(first):
+    # The first line is looked at in place: a hostile file's one 40 MB line must not be copied.
+    end = head.find(b"\n")
+    end = len(head) if end < 0 else end
+    if _TIKTOKEN_LINE.match(head, 0, end):
         return Detected("tiktoken", (p,), raw=data)
-    if first.startswith(b"#version") or len(first.rstrip(b"\r").split(b" ")) == 2:
+    if head.startswith(b"#version") or head.count(b" ", 0, end) == 1:
         return _pair_for_merges(p)
     raise ValueError(
         f"{p}: unrecognised vocabulary format (expected tokenizer.json, encoder.json/vocab.json "
