@@ -20,6 +20,7 @@ pub mod encoder;
 pub mod error;
 pub mod formats;
 pub mod merge;
+mod packed;
 pub mod pair_merge;
 mod piece_cache;
 pub mod pretokenize;

@@ -14,6 +14,7 @@ use std::collections::BinaryHeap;
 use std::sync::OnceLock;
 
 use crate::Rank;
+use crate::packed::{pack8, pack16, unpack8, unpack16};
 
 pub(crate) mod backtrack;
 use backtrack::Backtracker;
@@ -39,18 +40,24 @@ impl Lookup for RankMap {
     }
 }
 
-/// The longest token kept inline (packed into a `u128` key) by [`TokenTable`].
+/// The longest token kept inline by [`TokenTable`]: in a `u64` key up to `SHORT_MAX` bytes, in
+/// a `u128` key up to `INLINE_MAX`.
+const SHORT_MAX: usize = 7;
 const INLINE_MAX: usize = 15;
 
-/// A lookup table laid out for the hot path. A `HashMap<Vec<u8>, _>` costs two cache misses per
-/// query (the bucket, then the key's heap bytes); here tokens of up to 15 bytes (nearly all of
-/// them) are keys packed into a `u128`, two-byte tokens sit in a flat 64 Ki array, and anything
-/// longer than the longest token is rejected without hashing. Long runs and random words make
-/// several lookups per byte, so this is what keeps them within a small factor of prose.
+/// A lookup table laid out for the hot path, where the cost of a lookup is its cache misses. A
+/// `HashMap<Vec<u8>, _>` costs up to three (control bytes, bucket, the key's heap bytes); here
+/// tokens of 3 to 15 bytes (nearly all of them) are packed integer keys, those of up to 7 bytes
+/// (most lookups) in a table with half-size buckets, two-byte tokens sit in a flat 64 Ki array,
+/// and anything longer than the longest token is rejected without hashing. Multilingual text
+/// makes several lookups per byte and long runs more, so this layout is most of the speed.
 #[derive(Debug, Clone)]
 pub struct TokenTable {
     pair: Box<[Rank]>,
-    short: FxHashMap<u128, Rank>,
+    /// Tokens of 3 to 7 bytes (most lookups), in a table half the size of `medium`'s.
+    short: FxHashMap<u64, Rank>,
+    /// Tokens of 8 to 15 bytes.
+    medium: FxHashMap<u128, Rank>,
     long: RankMap,
     byte: [Rank; 256],
     max_len: usize,
@@ -59,27 +66,23 @@ pub struct TokenTable {
     backtracker: OnceLock<Option<Box<Backtracker>>>,
 }
 
-#[inline]
-fn pack(bytes: &[u8]) -> u128 {
-    let mut buf = [0u8; 16];
-    buf[..bytes.len()].copy_from_slice(bytes);
-    buf[15] = bytes.len() as u8;
-    u128::from_le_bytes(buf)
-}
-
 impl TokenTable {
     /// Index `ranks`; `byte_ranks` gives the rank of every single byte.
     pub fn new(ranks: &RankMap, byte_ranks: &[Rank; 256]) -> Self {
         let mut pair = vec![Rank::MAX; 1 << 16].into_boxed_slice();
         let mut short = FxHashMap::default();
+        let mut medium = FxHashMap::default();
         let mut long = RankMap::default();
         let mut max_len = 1;
         for (token, &rank) in ranks {
             max_len = max_len.max(token.len());
             match token.len() {
                 2 => pair[usize::from(token[0]) << 8 | usize::from(token[1])] = rank,
-                3..=INLINE_MAX => {
-                    short.insert(pack(token), rank);
+                3..=SHORT_MAX => {
+                    short.insert(pack8(token), rank);
+                }
+                8..=INLINE_MAX => {
+                    medium.insert(pack16(token), rank);
                 }
                 n if n > INLINE_MAX => {
                     long.insert(token.clone(), rank);
@@ -90,6 +93,7 @@ impl TokenTable {
         Self {
             pair,
             short,
+            medium,
             long,
             byte: *byte_ranks,
             max_len,
@@ -107,10 +111,8 @@ impl TokenTable {
                 tokens.push((vec![(i >> 8) as u8, i as u8], rank));
             }
         }
-        for (&key, &rank) in &self.short {
-            let bytes = key.to_le_bytes();
-            tokens.push((bytes[..usize::from(bytes[15])].to_vec(), rank));
-        }
+        tokens.extend(self.short.iter().map(|(&key, &r)| (unpack8(key), r)));
+        tokens.extend(self.medium.iter().map(|(&key, &r)| (unpack16(key), r)));
         tokens.extend(self.long.iter().map(|(t, &r)| (t.clone(), r)));
         tokens
     }
@@ -125,7 +127,8 @@ impl Lookup for TokenTable {
                 let r = self.pair[usize::from(bytes[0]) << 8 | usize::from(bytes[1])];
                 (r != Rank::MAX).then_some(r)
             }
-            n if n <= INLINE_MAX => self.short.get(&pack(bytes)).copied(),
+            n if n <= SHORT_MAX => self.short.get(&pack8(bytes)).copied(),
+            n if n <= INLINE_MAX => self.medium.get(&pack16(bytes)).copied(),
             n if n <= self.max_len => self.long.get(bytes).copied(),
             _ => None,
         }

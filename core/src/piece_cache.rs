@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::Rank;
 use crate::merge::{Lookup, TokenTable, merge_piece};
+use crate::packed::pack16;
 
 const SLOTS: usize = 4096;
 /// Pieces of this many bytes at most are cached (their bytes are the key, packed in a `u128`).
@@ -60,14 +61,6 @@ pub fn with_cache<R>(f: impl FnOnce(Option<&mut PieceCache>) -> R) -> R {
 }
 
 #[inline]
-fn pack(bytes: &[u8]) -> u128 {
-    let mut buf = [0u8; 16];
-    buf[..bytes.len()].copy_from_slice(bytes);
-    buf[15] = bytes.len() as u8;
-    u128::from_le_bytes(buf)
-}
-
-#[inline]
 fn slot(key: u128, owner: u32) -> usize {
     let mixed =
         (key as u64 ^ (key >> 64) as u64 ^ u64::from(owner)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -89,7 +82,7 @@ impl PieceCache {
             merge_piece(piece, table, byte_ranks, out);
             return;
         }
-        let key = pack(piece);
+        let key = pack16(piece);
         let entry = &mut self.entries[slot(key, owner)];
         if entry.owner == owner && entry.key == key {
             out.extend_from_slice(&entry.ids[..usize::from(entry.len)]);

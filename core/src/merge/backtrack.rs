@@ -26,8 +26,9 @@
 //! where nothing fits never fits later: it is marked dead and never tried again. Each position
 //! is tried once, with at most one candidate per token length: linear in the piece length.
 
-use super::{FLAT_MERGE_MAX_LEN, INLINE_MAX, Lookup, TokenTable, flat_merge, heap_merge, pack};
+use super::{FLAT_MERGE_MAX_LEN, INLINE_MAX, Lookup, TokenTable, flat_merge, heap_merge};
 use crate::Rank;
+use crate::packed::pack16;
 
 /// No token (in `split` and the trie), or no limit (in `compatible`).
 const NONE: Rank = Rank::MAX;
@@ -65,7 +66,7 @@ impl TokenFilter {
         };
         for token in tokens {
             if (3..=INLINE_MAX).contains(&token.len()) {
-                let bit = filter.bit(pack(token));
+                let bit = filter.bit(pack16(token));
                 filter.bits[bit / 64] |= 1 << (bit % 64);
             }
         }
@@ -82,7 +83,7 @@ impl TokenFilter {
     /// False when `bytes` (3 to 15 of them) is surely no token.
     #[inline]
     fn may_contain(&self, bytes: &[u8]) -> bool {
-        let bit = self.bit(pack(bytes));
+        let bit = self.bit(pack16(bytes));
         self.bits[bit / 64] & 1 << (bit % 64) != 0
     }
 }

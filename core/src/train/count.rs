@@ -13,6 +13,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::blocks::{BLOCK_BYTES, CutRule, split_blocks};
+use crate::packed::pack8;
 use crate::{Error, Pretokenizer};
 
 /// Pieces up to this many bytes are stored inline.
@@ -24,10 +25,7 @@ fn pack(piece: &[u8]) -> Option<u64> {
     if piece.len() > INLINE {
         return None;
     }
-    let mut buf = [0u8; 8];
-    buf[..piece.len()].copy_from_slice(piece);
-    buf[7] = piece.len() as u8;
-    Some(u64::from_le_bytes(buf))
+    Some(pack8(piece))
 }
 
 /// The bytes of a counted piece, inline (short pieces) or borrowed.
