@@ -215,6 +215,22 @@ def test_numpy_and_batches() -> None:
     assert enc.decode_batch(enc.encode_batch(texts)) == texts
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3, 8])
+def test_large_batches_keep_order(threads: int) -> None:
+    # Many chunks, claimed by workers and by the calling thread in whatever order they finish:
+    # every text's ids must come back in its place, empty texts and ones spelling a special
+    # token (allowed here) included.
+    enc = toy()
+    texts = [("ab é " * (i % 13)) + ("<|end|>" if i % 7 == 0 else "") for i in range(3001)]
+    expected = [enc.encode(t, allowed_special="all") for t in texts]
+    assert enc.encode_batch(texts, num_threads=threads, allowed_special="all") == expected
+    ordinary = [enc.encode_ordinary(t) for t in texts]
+    assert enc.encode_ordinary_batch(texts, num_threads=threads) == ordinary
+    assert enc.count_batch(texts, num_threads=threads, allowed_special="all") == [
+        len(ids) for ids in expected
+    ]
+
+
 def test_stream_decoder_holds_split_characters() -> None:
     enc = toy()
     ids = enc.encode_ordinary("a😀é")

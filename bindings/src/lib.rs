@@ -3,7 +3,7 @@
 //! the Python package; this file only moves data across.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, TryLockError};
 
 use bytepair_core::added::AddedVocabulary;
@@ -92,6 +92,32 @@ fn pool(num_threads: usize) -> PyResult<Arc<rayon::ThreadPool>> {
 
 fn run_in_pool<T: Send>(num_threads: usize, f: impl FnOnce() -> T + Send) -> PyResult<T> {
     Ok(pool(num_threads)?.install(f))
+}
+
+/// The ids of several texts in one buffer: text `i` has `ids[ends[i - 1]..ends[i]]`.
+#[derive(Default)]
+struct EncodedChunk {
+    ids: Vec<Rank>,
+    ends: Vec<usize>,
+}
+
+impl EncodedChunk {
+    /// A Python list of ids per text.
+    fn lists<'py>(
+        &self,
+        encoding: &CoreEncoding,
+        py: Python<'py>,
+    ) -> PyResult<Vec<Bound<'py, PyList>>> {
+        let mut start = 0;
+        self.ends
+            .iter()
+            .map(|&end| {
+                let list = encoding.id_list(py, &self.ids[start..end]);
+                start = end;
+                list
+            })
+            .collect()
+    }
 }
 
 /// Special tokens of one `CoreEncoding` compiled for search: what the `allowed` and `disallowed`
@@ -200,8 +226,8 @@ impl CoreEncoding {
     ///
     /// Making the Python lists takes about a third of the time and needs the interpreter, so
     /// this thread makes them, chunk by chunk as the workers finish, while the workers encode
-    /// the next chunks: that overlap is what lets two threads approach twice one. The workers
-    /// never touch the interpreter (a thread attaching to it from outside creates and frees a
+    /// the next chunks, and encodes chunks itself when no list is waiting: that overlap is what
+    /// lets two threads approach twice one. The workers never touch the interpreter (a thread attaching to it from outside creates and frees a
     /// thread state under a lock that `fork()` would inherit held, hanging the child).
     fn encode_texts<'py>(
         &self,
@@ -209,63 +235,93 @@ impl CoreEncoding {
         texts: &[PyBackedStr],
         num_threads: usize,
         disallowed: Option<&SpecialSet>,
-        encode: impl Fn(&str) -> PyResult<Vec<Rank>> + Sync,
+        encode: impl Fn(&str, &mut Vec<Rank>) -> PyResult<()> + Sync,
     ) -> PyResult<Bound<'py, PyList>> {
-        type Chunk = (usize, PyResult<Vec<Vec<Rank>>>);
+        type Chunk = (usize, PyResult<EncodedChunk>);
+        // The ids of a run of texts, back to back in one buffer: a vector per text would be
+        // allocated by a worker and freed by this thread, and glibc's allocator serialises
+        // such frees on the worker's arena lock.
+        let encode_chunk = |part: &[PyBackedStr]| {
+            let mut chunk = EncodedChunk::default();
+            for t in part {
+                encode(t, &mut chunk.ids)?;
+                chunk.ends.push(chunk.ids.len());
+            }
+            Ok(chunk)
+        };
         if num_threads <= 1 {
             // One thread means one: encode everything here, then make the lists.
-            let batch = py.detach(|| {
+            let chunk = py.detach(|| {
                 texts.iter().try_for_each(|t| refuse(t, disallowed))?;
-                texts
-                    .iter()
-                    .map(|t| encode(t))
-                    .collect::<PyResult<Vec<_>>>()
+                encode_chunk(texts)
             })?;
-            let lists = batch
-                .iter()
-                .map(|ids| self.id_list(py, ids))
-                .collect::<PyResult<Vec<_>>>()?;
-            return PyList::new(py, lists);
+            return PyList::new(py, chunk.lists(self, py)?);
         }
         py.detach(|| run_in_pool(num_threads, || refuse_any(texts, disallowed)))??;
         let pool = pool(num_threads)?;
         let size = texts.len().div_ceil(num_threads.max(1) * 16).clamp(1, 1024);
-        let chunks = texts.len().div_ceil(size);
+        let chunks: Vec<&[PyBackedStr]> = texts.chunks(size).collect();
+        // Chunks are claimed in order from one counter, by `num_threads - 1` workers and by
+        // this thread, which also makes every list. So exactly `num_threads` threads are busy:
+        // this thread encodes when no finished chunk is waiting for its lists, and waits only
+        // when every chunk is claimed.
+        let next = AtomicUsize::new(0);
+        let claim = || {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            chunks.get(k).map(|part| (k, *part))
+        };
         let (sender, receiver) = std::sync::mpsc::channel::<Chunk>();
         // Only this thread receives; the lock is there because waiting happens detached.
         let receiver = Mutex::new(receiver);
-        let encode = &encode;
-        let mut lists: Vec<Option<Vec<Py<PyList>>>> = (0..chunks).map(|_| None).collect();
+        let mut lists: Vec<Option<Vec<Py<PyList>>>> = chunks.iter().map(|_| None).collect();
         let mut first_error: Option<(usize, PyErr)> = None;
+        let mut keep = |k: usize, chunk: PyResult<EncodedChunk>| {
+            let made = chunk
+                .and_then(|c| c.lists(self, py))
+                .map(|lists| lists.into_iter().map(Bound::unbind).collect::<Vec<_>>());
+            match made {
+                Ok(made) => lists[k] = Some(made),
+                Err(e) if first_error.as_ref().is_none_or(|(j, _)| k < *j) => {
+                    first_error = Some((k, e));
+                }
+                Err(_) => {}
+            }
+        };
         pool.in_place_scope(|scope| {
-            for (k, part) in texts.chunks(size).enumerate() {
+            for _ in 1..num_threads.min(chunks.len()) {
                 let sender = sender.clone();
+                let (claim, encode_chunk) = (&claim, &encode_chunk);
                 scope.spawn(move |_| {
-                    let ids = part.iter().map(|t| encode(t)).collect();
-                    // The receiver outlives the scope, so this cannot fail.
-                    let _ = sender.send((k, ids));
+                    while let Some((k, part)) = claim() {
+                        // The receiver outlives the scope, so this cannot fail.
+                        let _ = sender.send((k, encode_chunk(part)));
+                    }
                 });
             }
-            for _ in 0..chunks {
-                let received = py.detach(|| {
-                    let receiver = receiver.lock().unwrap_or_else(|p| p.into_inner());
-                    receiver.recv()
-                });
-                let Ok((k, ids)) = received else {
-                    break;
-                };
-                let made = ids.and_then(|ids| {
-                    ids.iter()
-                        .map(|v| self.id_list(py, v).map(Bound::unbind))
-                        .collect::<PyResult<Vec<_>>>()
-                });
-                match made {
-                    Ok(made) => lists[k] = Some(made),
-                    Err(e) if first_error.as_ref().is_none_or(|(j, _)| k < *j) => {
-                        first_error = Some((k, e));
-                    }
-                    Err(_) => {}
+            drop(sender);
+            let mut made = 0;
+            while made < chunks.len() {
+                let finished = receiver
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .try_recv()
+                    .ok();
+                if let Some((k, ids)) = finished {
+                    keep(k, ids);
+                } else if let Some((k, part)) = claim() {
+                    let ids = py.detach(|| encode_chunk(part));
+                    keep(k, ids);
+                } else {
+                    let received = py.detach(|| {
+                        let receiver = receiver.lock().unwrap_or_else(|p| p.into_inner());
+                        receiver.recv()
+                    });
+                    let Ok((k, ids)) = received else {
+                        break;
+                    };
+                    keep(k, ids);
                 }
+                made += 1;
             }
         });
         if let Some((_, e)) = first_error {
@@ -311,10 +367,23 @@ impl CoreEncoding {
         allowed: Option<&SpecialSet>,
         disallowed: Option<&SpecialSet>,
     ) -> PyResult<Vec<Rank>> {
+        let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        self.encode_one_into(text, allowed, disallowed, &mut out)?;
+        Ok(out)
+    }
+
+    /// Append the ids of `encode_one` to `out`.
+    fn encode_one_into(
+        &self,
+        text: &str,
+        allowed: Option<&SpecialSet>,
+        disallowed: Option<&SpecialSet>,
+        out: &mut Vec<Rank>,
+    ) -> PyResult<()> {
         refuse(text, disallowed)?;
         match allowed {
-            None => self.core.encode_ordinary(text),
-            Some(a) => self.core.encode(text, &a.matcher),
+            None => self.core.encode_ordinary_into(text, out),
+            Some(a) => self.core.encode_into(text, &a.matcher, out),
         }
         .map_err(to_py_err)
     }
@@ -338,13 +407,12 @@ impl CoreEncoding {
         text: &str,
         enabled: &[bool],
         first_pass: bool,
-    ) -> Result<Vec<Rank>, Error> {
-        let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        out: &mut Vec<Rank>,
+    ) -> Result<(), Error> {
         match &self.added {
-            Some(added) => added.encode_into(&self.core, text, enabled, first_pass, &mut out)?,
-            None => self.core.encode_ordinary_into(text, &mut out)?,
+            Some(added) => added.encode_into(&self.core, text, enabled, first_pass, out),
+            None => self.core.encode_ordinary_into(text, out),
         }
-        Ok(out)
     }
 
     fn matcher(&self, mut names: Vec<String>) -> PyResult<Arc<SpecialMatcher>> {
@@ -501,8 +569,10 @@ impl CoreEncoding {
         let enabled = self.enabled_for(allowed);
         let ids = py.detach(|| {
             refuse(text, disallowed)?;
-            self.encode_hf_into(text, enabled, first_pass)
-                .map_err(to_py_err)
+            let mut out = Vec::with_capacity(text.len() / 3 + 1);
+            self.encode_hf_into(text, enabled, first_pass, &mut out)
+                .map_err(to_py_err)?;
+            PyResult::Ok(out)
         })?;
         self.id_list(py, &ids)
     }
@@ -520,8 +590,9 @@ impl CoreEncoding {
         let allowed = self.own(allowed.as_deref())?;
         let disallowed = self.own(disallowed.as_deref())?;
         let enabled = self.enabled_for(allowed);
-        self.encode_texts(py, &texts, num_threads, disallowed, |t| {
-            self.encode_hf_into(t, enabled, true).map_err(to_py_err)
+        self.encode_texts(py, &texts, num_threads, disallowed, |t, out| {
+            self.encode_hf_into(t, enabled, true, out)
+                .map_err(to_py_err)
         })
     }
 
@@ -711,8 +782,8 @@ impl CoreEncoding {
         texts: Vec<PyBackedStr>,
         num_threads: usize,
     ) -> PyResult<Bound<'py, PyList>> {
-        self.encode_texts(py, &texts, num_threads, None, |t| {
-            self.core.encode_ordinary(t).map_err(to_py_err)
+        self.encode_texts(py, &texts, num_threads, None, |t, out| {
+            self.core.encode_ordinary_into(t, out).map_err(to_py_err)
         })
     }
 
@@ -728,8 +799,8 @@ impl CoreEncoding {
     ) -> PyResult<Bound<'py, PyList>> {
         let allowed = self.own(allowed.as_deref())?;
         let disallowed = self.own(disallowed.as_deref())?;
-        self.encode_texts(py, &texts, num_threads, disallowed, |t| {
-            self.encode_one(t, allowed, None)
+        self.encode_texts(py, &texts, num_threads, disallowed, |t, out| {
+            self.encode_one_into(t, allowed, None, out)
         })
     }
 

@@ -322,14 +322,24 @@ impl CoreEncoder {
     /// Encode text, turning the specials of `allowed` into their ids; all other text is ordinary.
     pub fn encode(&self, text: &str, allowed: &SpecialMatcher) -> Result<Vec<Rank>, Error> {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        self.encode_into(text, allowed, &mut out)?;
+        Ok(out)
+    }
+
+    /// Append the ids `encode` would return to `out`.
+    pub fn encode_into(
+        &self,
+        text: &str,
+        allowed: &SpecialMatcher,
+        out: &mut Vec<Rank>,
+    ) -> Result<(), Error> {
         let mut start = 0;
         while let Some((s, e, id)) = allowed.find(text, start) {
-            self.encode_ordinary_into(&text[start..s], &mut out)?;
+            self.encode_ordinary_into(&text[start..s], out)?;
             out.push(id);
             start = e;
         }
-        self.encode_ordinary_into(&text[start..], &mut out)?;
-        Ok(out)
+        self.encode_ordinary_into(&text[start..], out)
     }
 
     /// The number of ids `encode` would return.
