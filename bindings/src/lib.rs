@@ -227,8 +227,9 @@ impl CoreEncoding {
     /// Making the Python lists takes about a third of the time and needs the interpreter, so
     /// this thread makes them, chunk by chunk as the workers finish, while the workers encode
     /// the next chunks, and encodes chunks itself when no list is waiting: that overlap is what
-    /// lets two threads approach twice one. The workers never touch the interpreter (a thread attaching to it from outside creates and frees a
-    /// thread state under a lock that `fork()` would inherit held, hanging the child).
+    /// lets two threads approach twice one. The workers never touch the interpreter (a thread
+    /// attaching to it from outside creates and frees a thread state under a lock that `fork()`
+    /// would inherit held, hanging the child).
     fn encode_texts<'py>(
         &self,
         py: Python<'py>,
