@@ -95,7 +95,6 @@ fn run_in_pool<T: Send>(num_threads: usize, f: impl FnOnce() -> T + Send) -> PyR
 }
 
 /// The ids of several texts in one buffer: text `i` has `ids[ends[i - 1]..ends[i]]`.
-#[derive(Default)]
 struct EncodedChunk {
     ids: Vec<Rank>,
     ends: Vec<usize>,
@@ -243,29 +242,32 @@ impl CoreEncoding {
         // allocated by a worker and freed by this thread, and glibc's allocator serialises
         // such frees on the worker's arena lock.
         let encode_chunk = |part: &[PyBackedStr]| {
-            let mut chunk = EncodedChunk::default();
+            let bytes: usize = part.iter().map(|t| t.len()).sum();
+            let mut chunk = EncodedChunk {
+                ids: Vec::with_capacity(bytes / 4 + 1),
+                ends: Vec::with_capacity(part.len()),
+            };
             for t in part {
                 encode(t, &mut chunk.ids)?;
                 chunk.ends.push(chunk.ids.len());
             }
             Ok(chunk)
         };
-        if num_threads <= 1 {
-            // One thread means one: encode everything here, then make the lists.
-            let chunk = py.detach(|| {
-                texts.iter().try_for_each(|t| refuse(t, disallowed))?;
-                encode_chunk(texts)
-            })?;
-            return PyList::new(py, chunk.lists(self, py)?);
+        let workers = num_threads.max(1) - 1;
+        if disallowed.is_some() {
+            if workers == 0 {
+                py.detach(|| texts.iter().try_for_each(|t| refuse(t, disallowed)))?;
+            } else {
+                py.detach(|| run_in_pool(num_threads, || refuse_any(texts, disallowed)))??;
+            }
         }
-        py.detach(|| run_in_pool(num_threads, || refuse_any(texts, disallowed)))??;
-        let pool = pool(num_threads)?;
         let size = texts.len().div_ceil(num_threads.max(1) * 16).clamp(1, 1024);
         let chunks: Vec<&[PyBackedStr]> = texts.chunks(size).collect();
         // Chunks are claimed in order from one counter, by `num_threads - 1` workers and by
         // this thread, which also makes every list. So exactly `num_threads` threads are busy:
         // this thread encodes when no finished chunk is waiting for its lists, and waits only
-        // when every chunk is claimed.
+        // when every chunk is claimed. (With one thread, chunk by chunk keeps the ids in cache
+        // until their lists are made.)
         let next = AtomicUsize::new(0);
         let claim = || {
             let k = next.fetch_add(1, Ordering::Relaxed);
@@ -288,20 +290,8 @@ impl CoreEncoding {
                 Err(_) => {}
             }
         };
-        pool.in_place_scope(|scope| {
-            for _ in 1..num_threads.min(chunks.len()) {
-                let sender = sender.clone();
-                let (claim, encode_chunk) = (&claim, &encode_chunk);
-                scope.spawn(move |_| {
-                    while let Some((k, part)) = claim() {
-                        // The receiver outlives the scope, so this cannot fail.
-                        let _ = sender.send((k, encode_chunk(part)));
-                    }
-                });
-            }
-            drop(sender);
-            let mut made = 0;
-            while made < chunks.len() {
+        let mut drive = || {
+            for _ in 0..chunks.len() {
                 let finished = receiver
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
@@ -322,9 +312,27 @@ impl CoreEncoding {
                     };
                     keep(k, ids);
                 }
-                made += 1;
             }
-        });
+        };
+        if workers == 0 || chunks.len() < 2 {
+            drop(sender);
+            drive();
+        } else {
+            pool(num_threads)?.in_place_scope(|scope| {
+                for _ in 0..workers.min(chunks.len() - 1) {
+                    let sender = sender.clone();
+                    let (claim, encode_chunk) = (&claim, &encode_chunk);
+                    scope.spawn(move |_| {
+                        while let Some((k, part)) = claim() {
+                            // The receiver outlives the scope, so this cannot fail.
+                            let _ = sender.send((k, encode_chunk(part)));
+                        }
+                    });
+                }
+                drop(sender);
+                drive();
+            });
+        }
         if let Some((_, e)) = first_error {
             return Err(e);
         }
