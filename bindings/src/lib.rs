@@ -94,6 +94,29 @@ fn run_in_pool<T: Send>(num_threads: usize, f: impl FnOnce() -> T + Send) -> PyR
     Ok(pool(num_threads)?.install(f))
 }
 
+thread_local! {
+    static ID_BUFFER: std::cell::RefCell<Vec<Rank>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Run `f` with this thread's buffer for ids, emptied: a call that returns a list of ids needs
+/// them only until the list is made, and allocating (then freeing) a fresh vector per call,
+/// sized for the worst case, cost page faults on long texts. A buffer grown past 4 MiB by a
+/// huge text is not kept.
+fn with_id_buffer<R>(f: impl FnOnce(&mut Vec<Rank>) -> R) -> R {
+    ID_BUFFER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut ids) => {
+            ids.clear();
+            let result = f(&mut ids);
+            if ids.capacity() > 1 << 20 {
+                *ids = Vec::new();
+            }
+            result
+        }
+        // In use further up this thread's stack (not possible today, but never a panic).
+        Err(_) => f(&mut Vec::new()),
+    })
+}
+
 /// The ids of several texts in one buffer: text `i` has `ids[ends[i - 1]..ends[i]]`.
 struct EncodedChunk {
     ids: Vec<Rank>,
@@ -370,18 +393,8 @@ impl CoreEncoding {
         allowed.map_or(&self.ordinary_added, |a| &a.enabled)
     }
 
-    fn encode_one(
-        &self,
-        text: &str,
-        allowed: Option<&SpecialSet>,
-        disallowed: Option<&SpecialSet>,
-    ) -> PyResult<Vec<Rank>> {
-        let mut out = Vec::with_capacity(text.len() / 3 + 1);
-        self.encode_one_into(text, allowed, disallowed, &mut out)?;
-        Ok(out)
-    }
-
-    /// Append the ids of `encode_one` to `out`.
+    /// Append the ids of `text` to `out` after checking that it spells no token of
+    /// `disallowed`: specials of `allowed` become their ids, the rest is ordinary text.
     fn encode_one_into(
         &self,
         text: &str,
@@ -722,10 +735,11 @@ impl CoreEncoding {
     }
 
     fn encode_ordinary<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
-        let ids = py
-            .detach(|| self.core.encode_ordinary(text))
-            .map_err(to_py_err)?;
-        self.id_list(py, &ids)
+        with_id_buffer(|ids| {
+            py.detach(|| self.core.encode_ordinary_into(text, ids))
+                .map_err(to_py_err)?;
+            self.id_list(py, ids)
+        })
     }
 
     /// Encode, turning the special tokens of `allowed` (`None`: none) into their ids.
@@ -740,8 +754,10 @@ impl CoreEncoding {
     ) -> PyResult<Bound<'py, PyList>> {
         let allowed = self.own(allowed.as_deref())?;
         let disallowed = self.own(disallowed.as_deref())?;
-        let ids = py.detach(|| self.encode_one(text, allowed, disallowed))?;
-        self.id_list(py, &ids)
+        with_id_buffer(|ids| {
+            py.detach(|| self.encode_one_into(text, allowed, disallowed, ids))?;
+            self.id_list(py, ids)
+        })
     }
 
     /// `encode`, the ids as native-endian u32 bytes for numpy.frombuffer.
@@ -755,15 +771,15 @@ impl CoreEncoding {
     ) -> PyResult<Bound<'py, PyBytes>> {
         let allowed = self.own(allowed.as_deref())?;
         let disallowed = self.own(disallowed.as_deref())?;
-        let raw = py.detach(|| {
-            let ids = self.encode_one(text, allowed, disallowed)?;
-            Ok::<_, PyErr>(
-                ids.iter()
-                    .flat_map(|id| id.to_ne_bytes())
-                    .collect::<Vec<u8>>(),
-            )
-        })?;
-        Ok(PyBytes::new(py, &raw))
+        with_id_buffer(|ids| {
+            py.detach(|| self.encode_one_into(text, allowed, disallowed, ids))?;
+            PyBytes::new_with(py, ids.len() * 4, |raw| {
+                for (bytes, id) in raw.chunks_exact_mut(4).zip(ids.iter()) {
+                    bytes.copy_from_slice(&id.to_ne_bytes());
+                }
+                Ok(())
+            })
+        })
     }
 
     fn count_ordinary(&self, py: Python<'_>, text: &str) -> PyResult<usize> {
