@@ -70,8 +70,16 @@ impl TokenTable {
     /// Index `ranks`; `byte_ranks` gives the rank of every single byte.
     pub fn new(ranks: &RankMap, byte_ranks: &[Rank; 256]) -> Self {
         let mut pair = vec![Rank::MAX; 1 << 16].into_boxed_slice();
-        let mut short = FxHashMap::default();
-        let mut medium = FxHashMap::default();
+        // Sized up front: growing a table of 100k+ entries rehashes it several times.
+        let count = |lengths: std::ops::RangeInclusive<usize>| {
+            ranks.keys().filter(|t| lengths.contains(&t.len())).count()
+        };
+        let mut short =
+            FxHashMap::with_capacity_and_hasher(count(3..=SHORT_MAX), Default::default());
+        let mut medium = FxHashMap::with_capacity_and_hasher(
+            count(SHORT_MAX + 1..=INLINE_MAX),
+            Default::default(),
+        );
         let mut long = RankMap::default();
         let mut max_len = 1;
         for (token, &rank) in ranks {
