@@ -89,7 +89,7 @@ impl TokenTable {
                 3..=SHORT_MAX => {
                     short.insert(pack8(token), rank);
                 }
-                8..=INLINE_MAX => {
+                n if (SHORT_MAX + 1..=INLINE_MAX).contains(&n) => {
                     medium.insert(pack16(token), rank);
                 }
                 n if n > INLINE_MAX => {
