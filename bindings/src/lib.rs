@@ -393,6 +393,22 @@ impl CoreEncoding {
         allowed.map_or(&self.ordinary_added, |a| &a.enabled)
     }
 
+    /// `make` of the ids of `text` (as `encode_one_into`), encoded detached into this thread's id
+    /// buffer.
+    fn with_encoded<'py, R>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        allowed: Option<&SpecialSet>,
+        disallowed: Option<&SpecialSet>,
+        make: impl FnOnce(&[Rank]) -> PyResult<R>,
+    ) -> PyResult<R> {
+        with_id_buffer(|ids| {
+            py.detach(|| self.encode_one_into(text, allowed, disallowed, ids))?;
+            make(ids)
+        })
+    }
+
     /// Append the ids of `text` to `out` after checking that it spells no token of
     /// `disallowed`: specials of `allowed` become their ids, the rest is ordinary text.
     fn encode_one_into(
@@ -754,10 +770,7 @@ impl CoreEncoding {
     ) -> PyResult<Bound<'py, PyList>> {
         let allowed = self.own(allowed.as_deref())?;
         let disallowed = self.own(disallowed.as_deref())?;
-        with_id_buffer(|ids| {
-            py.detach(|| self.encode_one_into(text, allowed, disallowed, ids))?;
-            self.id_list(py, ids)
-        })
+        self.with_encoded(py, text, allowed, disallowed, |ids| self.id_list(py, ids))
     }
 
     /// `encode`, the ids as native-endian u32 bytes for numpy.frombuffer.
@@ -771,10 +784,9 @@ impl CoreEncoding {
     ) -> PyResult<Bound<'py, PyBytes>> {
         let allowed = self.own(allowed.as_deref())?;
         let disallowed = self.own(disallowed.as_deref())?;
-        with_id_buffer(|ids| {
-            py.detach(|| self.encode_one_into(text, allowed, disallowed, ids))?;
+        self.with_encoded(py, text, allowed, disallowed, |ids| {
             PyBytes::new_with(py, ids.len() * 4, |raw| {
-                for (bytes, id) in raw.chunks_exact_mut(4).zip(ids.iter()) {
+                for (bytes, id) in raw.chunks_exact_mut(4).zip(ids) {
                     bytes.copy_from_slice(&id.to_ne_bytes());
                 }
                 Ok(())

@@ -398,6 +398,18 @@ mod tests {
     use super::*;
     use crate::test_data::random_text;
 
+    /// Merges of the toy models: ab, bc, abc, aa, aaaa, ca, cab, dd.
+    const MERGES: [(Rank, Rank, Rank); 8] = [
+        (0, 1, 10),
+        (1, 2, 11),
+        (10, 2, 12),
+        (0, 0, 13),
+        (13, 13, 14),
+        (2, 0, 15),
+        (15, 1, 16),
+        (3, 3, 17),
+    ];
+
     /// Bytes 'a'..='d' are ids 0..=3, the rest absent; merges as given.
     fn model(
         merges: &[(Rank, Rank, Rank)],
@@ -441,18 +453,9 @@ mod tests {
 
     #[test]
     fn long_pieces_take_the_linear_search_and_agree_with_naive() {
-        let merges = [
-            (0, 1, 10),
-            (1, 2, 11),
-            (10, 2, 12),
-            (0, 0, 13),
-            (13, 13, 14),
-            (2, 0, 15),
-            (15, 1, 16),
-            (3, 3, 17),
-            // Listed after its parts' own merges would make it: never formed from "a"+"bc".
-            (0, 11, 18),
-        ];
+        // The last merge comes after its parts' own merges would make it: "abc" is never formed
+        // from "a"+"bc".
+        let merges: Vec<_> = MERGES.iter().copied().chain([(0, 11, 18)]).collect();
         let vocab: &[(&[u8], Rank)] = &[
             (b"ab", 10),
             (b"bc", 11),
@@ -556,17 +559,7 @@ mod tests {
 
     #[test]
     fn flat_and_heap_agree_with_naive() {
-        let merges = [
-            (0, 1, 10),
-            (1, 2, 11),
-            (10, 2, 12),
-            (0, 0, 13),
-            (13, 13, 14),
-            (2, 0, 15),
-            (15, 1, 16),
-            (3, 3, 17),
-        ];
-        let m = model(&merges, false, &[]);
+        let m = model(&MERGES, false, &[]);
         let mut seed: u64 = 11;
         for len in 1..400 {
             let piece = random_text(&mut seed, len, b"abcdz");
