@@ -4,9 +4,10 @@
 //! whose concatenation has the lowest rank in the vocabulary (the leftmost on ties) and join it;
 //! stop when no adjacent pair is a token. The result is the id of each remaining part.
 //!
-//! Short pieces use a flat array scanned once per merge (fast for the usual 2-20 bytes). Long
-//! pieces switch to a min-heap over a linked list of parts, which keeps the cost `O(n log n)`:
-//! a megabyte of one repeated letter must not take quadratic time.
+//! Short pieces use a flat array of candidate pairs scanned once per merge (fast for the usual
+//! 2-20 bytes). Long pieces switch to a min-heap over a linked list of parts, which keeps the
+//! cost `O(n log n)`, or to the linear-time search of `backtrack`: a megabyte of one repeated
+//! letter must not take quadratic time.
 
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
@@ -26,6 +27,9 @@ pub type RankMap = FxHashMap<Vec<u8>, Rank>;
 pub trait Lookup {
     fn rank(&self, bytes: &[u8]) -> Option<Rank>;
 
+    /// Every rank `rank` returns is below this.
+    fn rank_bound(&self) -> Rank;
+
     /// Append the ids of a long `piece` by a linear-time method and return true, or return
     /// false (appending nothing) to have the caller use the heap merge.
     fn merge_long(&self, _piece: &[u8], _out: &mut Vec<Rank>) -> bool {
@@ -37,6 +41,11 @@ impl Lookup for RankMap {
     #[inline]
     fn rank(&self, bytes: &[u8]) -> Option<Rank> {
         self.get(bytes).copied()
+    }
+
+    /// Walks the whole map: for tests and one-off merges, not for the encoder's hot path.
+    fn rank_bound(&self) -> Rank {
+        self.values().max().map_or(0, |&r| r.saturating_add(1))
     }
 }
 
@@ -61,6 +70,7 @@ pub struct TokenTable {
     long: RankMap,
     byte: [Rank; 256],
     max_len: usize,
+    rank_bound: Rank,
     /// Built on the first long piece (most texts have none), `None` if the vocabulary does not
     /// qualify for the linear-time merge.
     backtracker: OnceLock<Option<Box<Backtracker>>>,
@@ -105,6 +115,7 @@ impl TokenTable {
             long,
             byte: *byte_ranks,
             max_len,
+            rank_bound: ranks.values().max().map_or(0, |&r| r.saturating_add(1)),
             backtracker: OnceLock::new(),
         }
     }
@@ -140,6 +151,11 @@ impl Lookup for TokenTable {
             n if n <= self.max_len => self.long.get(bytes).copied(),
             _ => None,
         }
+    }
+
+    #[inline]
+    fn rank_bound(&self) -> Rank {
+        self.rank_bound
     }
 
     fn merge_long(&self, piece: &[u8], out: &mut Vec<Rank>) -> bool {
@@ -213,114 +229,130 @@ fn pair_rank<L: Lookup>(piece: &[u8], start: usize, end: usize, ranks: &L) -> Ra
     ranks.rank(&piece[start..end]).unwrap_or(Rank::MAX)
 }
 
-/// One part of a piece during merging: where it starts, its own rank (the token it is), and the
-/// rank of the token it would form with the next part (`Rank::MAX`: none).
-#[derive(Clone, Copy)]
-struct Part {
-    start: u32,
-    rank: Rank,
-    pair: Rank,
+/// How a flat merge finds the next pair: one key per byte position, `rank << POS_BITS | pos`
+/// for the pair that starts at the part beginning at `pos`, or `NO_PAIR`. The lowest key is the
+/// lowest-ranked pair and, among equal ranks, the leftmost, which is the merge rule itself; and a
+/// minimum over a small array of `i32` compiles to branch-free SSE2 (`pcmpgtd`, no unsigned
+/// compare needed).
+const POS_BITS: u32 = FLAT_MERGE_MAX_LEN.trailing_zeros();
+const NO_PAIR: i32 = i32::MAX;
+/// Keys are scanned in blocks of this many (two vector registers, no scalar tail).
+const LANES: usize = 8;
+/// Ranks from this one up do not fit a key; such vocabularies (tens of millions of tokens, none
+/// real) take the heap merge.
+const KEY_RANK_LIMIT: Rank = (NO_PAIR >> POS_BITS) as Rank;
+const _: () = assert!(FLAT_MERGE_MAX_LEN.is_power_of_two() && FLAT_MERGE_MAX_LEN % LANES == 0);
+
+#[inline(always)]
+fn pair_key(rank: Rank, pos: usize) -> i32 {
+    if rank < KEY_RANK_LIMIT {
+        (rank << POS_BITS | pos as Rank) as i32
+    } else {
+        NO_PAIR
+    }
 }
 
-/// Merge with a flat array of parts: `O(n^2)` but with tiny constants for short pieces.
+/// The lowest of `keys` (whose length is a multiple of [`LANES`]).
+#[inline(always)]
+fn lowest_key(keys: &[i32]) -> i32 {
+    let mut lowest = [NO_PAIR; LANES];
+    for block in keys.chunks_exact(LANES) {
+        for (low, &key) in lowest.iter_mut().zip(block) {
+            *low = (*low).min(key);
+        }
+    }
+    let [a, b] = [0, 4].map(|h| {
+        lowest[h]
+            .min(lowest[h + 2])
+            .min(lowest[h + 1].min(lowest[h + 3]))
+    });
+    a.min(b)
+}
+
+/// Merge a piece of at most [`FLAT_MERGE_MAX_LEN`] bytes by scanning all candidate pairs for
+/// the lowest one at every merge: `O(n^2)`, but the scan is a branch-free minimum over at most
+/// 64 integers and parts are joined by relinking, not by moving the array, so for the short
+/// pieces of real text it beats the heap. Longer pieces (and vocabularies whose ranks do not
+/// fit a key) go to [`heap_merge`].
+///
 /// Calls `on_join(left, right)` with the ranks of the two parts of each merge, in order, and
 /// `emit(rank)` for each final part, left to right.
 fn flat_merge<L: Lookup>(
     piece: &[u8],
     ranks: &L,
     byte_ranks: &[Rank; 256],
-    on_join: impl FnMut(Rank, Rank),
-    emit: impl FnMut(Rank),
-) {
-    const EMPTY: Part = Part {
-        start: 0,
-        rank: Rank::MAX,
-        pair: Rank::MAX,
-    };
-    let n = piece.len();
-    // Short pieces (nearly all) work on the stack: no allocation per piece.
-    if n <= FLAT_MERGE_MAX_LEN {
-        let mut parts = [EMPTY; FLAT_MERGE_MAX_LEN + 1];
-        flat_merge_in(piece, ranks, byte_ranks, &mut parts[..=n], on_join, emit);
-    } else {
-        let mut parts = vec![EMPTY; n + 1];
-        flat_merge_in(piece, ranks, byte_ranks, &mut parts, on_join, emit);
-    }
-}
-
-/// The flat merge over `parts` (`piece.len() + 1` slots: one per byte and a sentinel).
-#[inline]
-fn flat_merge_in<L: Lookup>(
-    piece: &[u8],
-    ranks: &L,
-    byte_ranks: &[Rank; 256],
-    parts: &mut [Part],
     mut on_join: impl FnMut(Rank, Rank),
     mut emit: impl FnMut(Rank),
 ) {
     let n = piece.len();
-    for (i, slot) in parts.iter_mut().enumerate() {
-        *slot = if i < n {
-            let pair = if i + 1 < n {
-                pair_rank(piece, i, i + 2, ranks)
-            } else {
-                Rank::MAX
-            };
-            Part {
-                start: i as u32,
-                rank: byte_ranks[usize::from(piece[i])],
-                pair,
-            }
-        } else {
-            // The sentinel holds the end of the piece.
-            Part {
-                start: n as u32,
-                rank: Rank::MAX,
-                pair: Rank::MAX,
-            }
-        };
+    if n > FLAT_MERGE_MAX_LEN || ranks.rank_bound() > KEY_RANK_LIMIT {
+        heap_merge(piece, ranks, byte_ranks, on_join, emit);
+        return;
     }
-    let mut len = n + 1;
-    loop {
-        // The lowest-ranked pair, leftmost on ties.
-        let mut best = Rank::MAX;
-        let mut at = 0;
-        for (i, part) in parts[..len - 1].iter().enumerate() {
-            if part.pair < best {
-                best = part.pair;
-                at = i;
-            }
-        }
-        if best == Rank::MAX {
-            break;
-        }
-        // Join part `at` with part `at + 1`; the joined part *is* the token of rank `best`.
-        // Then refresh the two pair ranks that changed.
-        on_join(parts[at].rank, parts[at + 1].rank);
-        parts.copy_within(at + 2..len, at + 1);
-        len -= 1;
-        parts[at].rank = best;
-        parts[at].pair = if at + 2 < len {
-            pair_rank(
-                piece,
-                parts[at].start as usize,
-                parts[at + 2].start as usize,
-                ranks,
+    if n == 0 {
+        return;
+    }
+    // Parts are named by their first byte: `rank[p]` is the token part `p` is, `next[p]` where
+    // the next part starts (`n` after the last), `prev[p]` where the previous one starts.
+    let mut rank = [0; FLAT_MERGE_MAX_LEN];
+    let mut next = [0u8; FLAT_MERGE_MAX_LEN];
+    let mut prev = [0u8; FLAT_MERGE_MAX_LEN];
+    let mut keys = [NO_PAIR; FLAT_MERGE_MAX_LEN];
+    for (p, &byte) in piece.iter().enumerate() {
+        rank[p] = byte_ranks[usize::from(byte)];
+        next[p] = (p + 1) as u8;
+        prev[p] = p.saturating_sub(1) as u8;
+    }
+    // The first minimum is kept while the keys are written (not read back: see below).
+    let mut best = NO_PAIR;
+    for (p, key) in keys[..n - 1].iter_mut().enumerate() {
+        *key = pair_key(pair_rank(piece, p, p + 2, ranks), p);
+        best = best.min(*key);
+    }
+    // Every part, the last one included (its key stays `NO_PAIR`).
+    let scanned = &mut keys[..n.div_ceil(LANES) * LANES];
+    while best != NO_PAIR {
+        // Join part `left` with the next one; the joined part *is* the token of the key's rank.
+        // Then the two pairs that changed: the joined part with the one after it, and the
+        // part before it with the joined part.
+        let left = (best & ((1 << POS_BITS) - 1)) as usize;
+        let right = usize::from(next[left]);
+        let after = next.get(right).map_or(n, |&a| usize::from(a));
+        let before = usize::from(prev[left]);
+        on_join(rank[left], rank[right]);
+        rank[left] = (best >> POS_BITS) as Rank;
+        // The three changed keys are cleared now and set only after the next scan, which
+        // takes their new values from registers: a vector load right after a narrower store
+        // to the same bytes would wait for the store to reach the cache.
+        scanned[right] = NO_PAIR;
+        scanned[left] = NO_PAIR;
+        scanned[before] = NO_PAIR;
+        let joined = if after < n {
+            next[left] = after as u8;
+            prev[after] = left as u8;
+            pair_key(
+                pair_rank(piece, left, usize::from(next[after]), ranks),
+                left,
             )
         } else {
-            Rank::MAX
+            next[left] = n as u8;
+            NO_PAIR
         };
-        if at > 0 {
-            parts[at - 1].pair = pair_rank(
-                piece,
-                parts[at - 1].start as usize,
-                parts[at + 1].start as usize,
-                ranks,
-            );
+        let preceding = if left > 0 {
+            pair_key(pair_rank(piece, before, after, ranks), before)
+        } else {
+            NO_PAIR
+        };
+        best = lowest_key(scanned).min(joined).min(preceding);
+        scanned[left] = joined;
+        if left > 0 {
+            scanned[before] = preceding;
         }
     }
-    for part in &parts[..len - 1] {
-        emit(part.rank);
+    let mut p = 0;
+    while p < n {
+        emit(rank[p]);
+        p = usize::from(next[p]);
     }
 }
 
@@ -477,6 +509,30 @@ mod tests {
         encode_piece(b"z", &ranks, &byte_ranks, &mut out);
         encode_piece(b"", &ranks, &byte_ranks, &mut out);
         assert_eq!(out, vec![257, u32::from(b'z')]);
+    }
+
+    /// Keys pack a rank with a position; ranks at the top of what fits, and ranks that do not
+    /// fit (the heap merge then takes over), still give the rule's result.
+    #[test]
+    fn ranks_near_and_above_the_key_limit() {
+        let tokens: [&[u8]; 6] = [b"ab", b"bc", b"abc", b"aa", b"aaaa", b"ca"];
+        for first in [
+            KEY_RANK_LIMIT - tokens.len() as Rank,
+            KEY_RANK_LIMIT,
+            1 << 30,
+        ] {
+            let (mut ranks, byte_ranks) = vocab(&[]);
+            for (i, t) in tokens.iter().enumerate() {
+                ranks.insert(t.to_vec(), first + i as Rank);
+            }
+            let mut seed: u64 = 11;
+            for len in 1..80 {
+                let piece = random_text(&mut seed, len, b"abc");
+                let mut got = Vec::new();
+                flat_merge(&piece, &ranks, &byte_ranks, |_, _| {}, |r| got.push(r));
+                assert_eq!(got, naive(&piece, &ranks), "first rank {first}, {piece:?}");
+            }
+        }
     }
 
     #[test]

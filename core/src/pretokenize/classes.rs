@@ -204,11 +204,20 @@ impl Classes {
                 }
                 i += 1;
             } else {
-                let (cp, len) = decode_non_ascii(b, i, b0);
-                if self.of_code_point(cp) & mask == 0 {
-                    return i;
+                // The rest of a non-ASCII stretch without going back to the ASCII fast path,
+                // which would fail at every character of other scripts.
+                let mut lead = b0;
+                loop {
+                    let (cp, len) = decode_non_ascii(b, i, lead);
+                    if self.of_code_point(cp) & mask == 0 {
+                        return i;
+                    }
+                    i += len;
+                    match b.get(i) {
+                        Some(&next) if next >= 0x80 => lead = next,
+                        _ => break,
+                    }
                 }
-                i += len;
             }
         }
     }
