@@ -125,6 +125,10 @@ class Encoding:
         # each distinct (hashable) pair once. Races between threads only compute an entry twice.
         self._specials_cache: dict[tuple[Any, Any], _Specials] = {}
         self._default_specials = self._resolve_specials(_ALLOWED_DEFAULT, _DISALLOWED_DEFAULT)
+        # What `encode` and `count` with default arguments pass straight to the core (None when
+        # they need more: a Hugging Face pipeline, or strings Python must look for itself).
+        allowed, disallowed, checked_here = self._default_specials
+        self._core_defaults = None if hf is not None or checked_here else (allowed, disallowed)
 
     @classmethod
     def from_tiktoken_file(
@@ -495,17 +499,22 @@ class Encoding:
     ) -> _R:
         """``call`` on one text with the special-token arguments resolved, lone surrogates
         repaired and a disallowed special token in the text reported."""
-        specials = self._specials(allowed_special, disallowed_special)
-        if specials.checked_here:
+        # The default arguments without a call, and the fields unpacked rather than read one by
+        # one: on a short text this method's own cost was more than the encoding's.
+        if allowed_special is _ALLOWED_DEFAULT and disallowed_special is _DISALLOWED_DEFAULT:
+            allowed, disallowed, checked_here = self._default_specials
+        else:
+            allowed, disallowed, checked_here = self._specials(allowed_special, disallowed_special)
+        if checked_here:
             text = _utf8_safe(text)
-            self._check_here(text, specials.checked_here)
+            self._check_here(text, checked_here)
         try:
             # Most texts are valid UTF-8: the core says when one is not (UnicodeEncodeError), so
             # the common case pays for no extra pass over the text.
             try:
-                return call(text, specials.allowed, specials.disallowed)
+                return call(text, allowed, disallowed)
             except UnicodeEncodeError:
-                return call(_repair_surrogates(text), specials.allowed, specials.disallowed)
+                return call(_repair_surrogates(text), allowed, disallowed)
         except _core.DisallowedSpecial as e:
             raise _disallowed_special_error(str(e.args[0])) from None
 
@@ -577,6 +586,19 @@ class Encoding:
         model's tokens (``<s>`` ... ``</s>``) unless ``add_special_tokens=False``; this does
         nothing for tiktoken files, which have no post-processor.
         """
+        defaults = self._core_defaults
+        if (
+            defaults is not None
+            and allowed_special is _ALLOWED_DEFAULT
+            and disallowed_special is _DISALLOWED_DEFAULT
+        ):
+            # The common call in one step (try costs nothing; a context manager would cost
+            # more than the call). `_run` below repeats it only to repair the text or word the
+            # error.
+            try:
+                return self._core.encode(text, *defaults)
+            except (UnicodeEncodeError, _core.DisallowedSpecial):
+                pass
         if self._hf is not None:
             call = self._hf_call(add_special_tokens)
             return self._run(call, text, allowed_special, disallowed_special)
@@ -648,6 +670,17 @@ class Encoding:
         >>> enc.count("héllo")
         6
         """
+        defaults = self._core_defaults
+        if (
+            defaults is not None
+            and allowed_special is _ALLOWED_DEFAULT
+            and disallowed_special is _DISALLOWED_DEFAULT
+        ):
+            # As in `encode`: one step for the common call.
+            try:
+                return self._core.count(text, *defaults)
+            except (UnicodeEncodeError, _core.DisallowedSpecial):
+                pass
         if self._hf is not None:
             call = self._hf_call(add_special_tokens)
             return len(self._run(call, text, allowed_special, disallowed_special))
