@@ -287,7 +287,7 @@ def best_time(encode: Encode, text: str, repeat: int = 3) -> float:
     return min(time_calls(encode, [text]) for _ in range(repeat))
 
 
-def threads_and_count(name: str, target_bytes: int, rounds: int = 3) -> list[dict[str, Any]]:
+def threads_and_count(name: str, target_bytes: int, rounds: int = 7) -> list[dict[str, Any]]:
     """Batch on one and two threads, ``encode_ordinary`` and ``count`` (default arguments).
 
     Each round takes a run of paragraphs not seen before and measures every mode on it, in an
@@ -330,7 +330,7 @@ def threads_and_count(name: str, target_bytes: int, rounds: int = 3) -> list[dic
     return rows
 
 
-def construction(name: str = "o200k_base", repeat: int = 3) -> list[dict[str, Any]]:
+def construction(name: str = "o200k_base", repeat: int = 5) -> list[dict[str, Any]]:
     import tiktoken
     from tiktoken.load import load_tiktoken_bpe
 
@@ -420,7 +420,7 @@ def main() -> None:
         )
     print("construction ...", file=sys.stderr)
     sections.append(
-        "### Building o200k_base from its file (best of 3)\n\n" + markdown(construction())
+        "### Building o200k_base from its file (best of 5)\n\n" + markdown(construction())
     )
     header = (
         f"Run {started} on {os.cpu_count()} cores, Python {sys.version.split()[0]}, "
