@@ -66,6 +66,9 @@ pub struct CoreEncoder {
 pub struct SpecialMatcher {
     automaton: Option<AhoCorasick>,
     ids: Vec<Rank>,
+    /// The distinct first bytes of the tokens, when there are at most three (`<` for every
+    /// tiktoken encoding): a `memchr` for them settles most texts before the automaton starts.
+    first_bytes: Vec<u8>,
 }
 
 impl SpecialMatcher {
@@ -73,10 +76,21 @@ impl SpecialMatcher {
     #[inline]
     pub fn find(&self, text: &str, from: usize) -> Option<(usize, usize, Rank)> {
         let automaton = self.automaton.as_ref()?;
-        let m = automaton.find(&text[from..])?;
+        let rest = text.as_bytes().get(from..)?;
+        // No token can start before the first of its first bytes. Checked on every encode with
+        // the default arguments, once per call: starting the automaton cost more than this
+        // scan of a paragraph.
+        let skip = match self.first_bytes[..] {
+            [a] => memchr::memchr(a, rest)?,
+            [a, b] => memchr::memchr2(a, b, rest)?,
+            [a, b, c] => memchr::memchr3(a, b, c, rest)?,
+            _ => 0,
+        };
+        let start = from + skip;
+        let m = automaton.find(text.get(start..)?)?;
         Some((
-            from + m.start(),
-            from + m.end(),
+            start + m.start(),
+            start + m.end(),
             self.ids[m.pattern().as_usize()],
         ))
     }
@@ -268,6 +282,7 @@ impl CoreEncoder {
             return Ok(SpecialMatcher {
                 automaton: None,
                 ids,
+                first_bytes: Vec::new(),
             });
         }
         // Leftmost-longest: where two specials start at the same place, the longer one wins.
@@ -275,9 +290,16 @@ impl CoreEncoder {
             .match_kind(MatchKind::LeftmostLongest)
             .build(&patterns)
             .map_err(|e| Error::InvalidArgument(format!("cannot index special tokens: {e}")))?;
+        let mut first_bytes: Vec<u8> = patterns.iter().filter_map(|p| p.bytes().next()).collect();
+        first_bytes.sort_unstable();
+        first_bytes.dedup();
+        if first_bytes.len() > 3 {
+            first_bytes.clear();
+        }
         Ok(SpecialMatcher {
             automaton: Some(automaton),
             ids,
+            first_bytes,
         })
     }
 
@@ -475,6 +497,40 @@ mod tests {
         assert_eq!(enc.encode(text, &all).unwrap_or_default(), vec![259, 300]);
         assert_eq!(enc.count(text, &all), Ok(2));
         assert!(enc.special_matcher(["<|nope|>"]).is_err());
+    }
+
+    /// The first-byte prefilter never changes what `find` returns: against a naive search,
+    /// for sets of tokens with one, two, three and more distinct first bytes (multi-byte ones
+    /// too), from every start.
+    #[test]
+    fn special_search_equals_a_naive_search() {
+        let specials = ["<|a|>", "<|ab|>", "[x]", "{y}", "«z»", "éé", "<|"];
+        let ranks: Vec<(Vec<u8>, Rank)> = (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
+        let named = specials
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.to_string(), 1000 + i as Rank));
+        let enc = CoreEncoder::new(ranks, named, patterns::GPT2).unwrap_or_else(|e| panic!("{e}"));
+        let text = "x < <| <|a <|a|> [x] {y} éé «z» <|ab|> «« {y<|a|>";
+        for take in 1..=specials.len() {
+            let names = &specials[..take];
+            let matcher = enc
+                .special_matcher(names.iter().copied())
+                .unwrap_or_else(|e| panic!("{e}"));
+            for from in (0..=text.len()).filter(|&i| text.is_char_boundary(i)) {
+                // Leftmost, then longest.
+                let naive = (from..text.len())
+                    .filter_map(|start| {
+                        names
+                            .iter()
+                            .filter(|n| text.as_bytes()[start..].starts_with(n.as_bytes()))
+                            .max_by_key(|n| n.len())
+                            .map(|n| (start, start + n.len(), enc.specials()[*n]))
+                    })
+                    .next();
+                assert_eq!(matcher.find(text, from), naive, "{names:?} from {from}");
+            }
+        }
     }
 
     #[test]

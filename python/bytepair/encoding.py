@@ -592,11 +592,11 @@ class Encoding:
             and allowed_special is _ALLOWED_DEFAULT
             and disallowed_special is _DISALLOWED_DEFAULT
         ):
-            # The common call in one step (try costs nothing; a context manager would cost
-            # more than the call). `_run` below repeats it only to repair the text or word the
-            # error.
+            # The common call in one step (try costs nothing; a context manager, or `*defaults`,
+            # would cost more than the call). `_run` below repeats it only to repair the text or
+            # word the error.
             try:
-                return self._core.encode(text, *defaults)
+                return self._core.encode(text, defaults[0], defaults[1])
             except (UnicodeEncodeError, _core.DisallowedSpecial):
                 pass
         if self._hf is not None:
@@ -678,7 +678,7 @@ class Encoding:
         ):
             # As in `encode`: one step for the common call.
             try:
-                return self._core.count(text, *defaults)
+                return self._core.count(text, defaults[0], defaults[1])
             except (UnicodeEncodeError, _core.DisallowedSpecial):
                 pass
         if self._hf is not None:
