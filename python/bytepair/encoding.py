@@ -499,12 +499,8 @@ class Encoding:
     ) -> _R:
         """``call`` on one text with the special-token arguments resolved, lone surrogates
         repaired and a disallowed special token in the text reported."""
-        # The default arguments without a call, and the fields unpacked rather than read one by
-        # one: on a short text this method's own cost was more than the encoding's.
-        if allowed_special is _ALLOWED_DEFAULT and disallowed_special is _DISALLOWED_DEFAULT:
-            allowed, disallowed, checked_here = self._default_specials
-        else:
-            allowed, disallowed, checked_here = self._specials(allowed_special, disallowed_special)
+        # Unpacked once rather than read field by field (each read is a lookup).
+        allowed, disallowed, checked_here = self._specials(allowed_special, disallowed_special)
         if checked_here:
             text = _utf8_safe(text)
             self._check_here(text, checked_here)
