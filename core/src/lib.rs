@@ -13,6 +13,7 @@
 //! - [`train`]: learning merges from a corpus.
 //!
 //! Errors are values ([`Error`]); nothing reachable from input panics.
+#![forbid(unsafe_code)]
 
 pub mod added;
 pub mod byte_map;
