@@ -45,6 +45,23 @@ def _repair_surrogates(text: str) -> str:
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
+# numpy's frombuffer and the uint32 dtype, looked up on the first encode_to_numpy (numpy is
+# optional, imported only there): looking them up on every call cost more than encoding a short
+# text.
+_numpy_u32: tuple[Callable[..., Any], Any] | None = None
+
+
+def _u32_array(raw: bytes) -> npt.NDArray[np.uint32]:
+    global _numpy_u32
+    if _numpy_u32 is None:
+        import numpy as np
+
+        _numpy_u32 = (np.frombuffer, np.dtype(np.uint32))
+    frombuffer, uint32 = _numpy_u32
+    array: npt.NDArray[np.uint32] = frombuffer(raw, uint32)
+    return array
+
+
 _ALLOWED_DEFAULT: frozenset[str] = frozenset()
 _DISALLOWED_DEFAULT: Literal["all"] = "all"
 
@@ -616,15 +633,33 @@ class Encoding:
         disallowed_special: Literal["all"] | Collection[str] = _DISALLOWED_DEFAULT,
         add_special_tokens: bool = True,
     ) -> npt.NDArray[np.uint32]:
-        """Encode to a numpy ``uint32`` array (numpy is imported only here)."""
-        import numpy as np
+        """Encode to a numpy ``uint32`` array (numpy is imported only here); the same ids and
+        special-token rules as ``encode``, without making a Python int per id.
 
+        >>> ranks = {bytes([b]): b for b in range(256)}
+        >>> enc = Encoding("bytes", pat_str=r".", mergeable_ranks=ranks, special_tokens={})
+        >>> enc.encode_to_numpy("hi").tolist()
+        [104, 105]
+        """
+        defaults = self._core_defaults
+        if (
+            defaults is not None
+            and allowed_special is _ALLOWED_DEFAULT
+            and disallowed_special is _DISALLOWED_DEFAULT
+        ):
+            # As in `encode`: the common call in one step, `_run` only to repair or word errors.
+            try:
+                return _u32_array(self._core.encode_to_u32_bytes(text, defaults[0], defaults[1]))
+            except (UnicodeEncodeError, _core.DisallowedSpecial):
+                pass
         if self._hf is not None:
+            import numpy as np
+
             call = self._hf_call(add_special_tokens)
             ids = self._run(call, text, allowed_special, disallowed_special)
             return np.array(ids, dtype=np.uint32)
         raw = self._run(self._core.encode_to_u32_bytes, text, allowed_special, disallowed_special)
-        return np.frombuffer(raw, dtype=np.uint32)
+        return _u32_array(raw)
 
     def encode_ordinary_batch(
         self, text: Sequence[str], *, num_threads: int = _DEFAULT_THREADS
