@@ -232,90 +232,41 @@ fn pair_rank<L: Lookup>(piece: &[u8], start: usize, end: usize, ranks: &L) -> Ra
 /// How a flat merge finds the next pair: one key per byte position, `rank << POS_BITS | pos`
 /// for the pair that starts at the part beginning at `pos`, or `NO_PAIR`. The lowest key is the
 /// lowest-ranked pair and, among equal ranks, the leftmost, which is the merge rule itself; and a
-/// minimum over a small array of keys compiles to branch-free vector code.
+/// minimum over a small array of `i32` compiles to branch-free SSE2 (`pcmpgtd`, no unsigned
+/// compare needed).
 const POS_BITS: u32 = FLAT_MERGE_MAX_LEN.trailing_zeros();
+const NO_PAIR: i32 = i32::MAX;
 /// Keys are scanned in blocks of this many (two vector registers, no scalar tail).
 const LANES: usize = 8;
+/// Ranks from this one up do not fit a key; such vocabularies (tens of millions of tokens, none
+/// real) take the heap merge.
+const KEY_RANK_LIMIT: Rank = (NO_PAIR >> POS_BITS) as Rank;
 const _: () = assert!(FLAT_MERGE_MAX_LEN.is_power_of_two() && FLAT_MERGE_MAX_LEN % LANES == 0);
 
-/// A key as the flat merge stores it.
-trait MergeKey: Copy + PartialOrd {
-    /// Greater than every key.
-    const NO_PAIR: Self;
-    /// `NO_PAIR` as bits, for `from_bits`.
-    const NO_PAIR_BITS: u32;
-    /// Ranks from this one up do not fit a key.
-    const RANK_LIMIT: Rank;
-    fn from_bits(bits: u32) -> Self;
-    fn bits(self) -> u32;
-}
-
-/// Keys as `f32` when every rank fits in 18 bits (every real vocabulary up to 262k tokens):
-/// the integers below 2^24 are exact floats in the same order, and baseline x86_64 (SSE2) has
-/// a one-instruction float minimum (`minps`) but no integer one (three instructions a vector).
-/// Multilingual text spends a sixth of its merge instructions on these minimums.
-impl MergeKey for f32 {
-    const NO_PAIR: Self = (1u32 << 24) as f32;
-    const NO_PAIR_BITS: u32 = 1 << 24;
-    const RANK_LIMIT: Rank = 1 << (24 - POS_BITS);
-    #[inline(always)]
-    fn from_bits(bits: u32) -> Self {
-        // Through `i32`: SSE2 converts signed integers in one instruction, unsigned ones not.
-        bits as i32 as f32
-    }
-    #[inline(always)]
-    fn bits(self) -> u32 {
-        // Through `i32` too: the saturating float-to-unsigned conversion branches.
-        self as i32 as u32
-    }
-}
-
-/// Keys as `i32` for larger vocabularies (up to 33 million tokens; beyond, the heap merge).
-impl MergeKey for i32 {
-    const NO_PAIR: Self = i32::MAX;
-    const NO_PAIR_BITS: u32 = i32::MAX as u32;
-    const RANK_LIMIT: Rank = (i32::MAX >> POS_BITS) as Rank;
-    #[inline(always)]
-    fn from_bits(bits: u32) -> Self {
-        bits as i32
-    }
-    #[inline(always)]
-    fn bits(self) -> u32 {
-        self as u32
-    }
-}
-
 #[inline(always)]
-fn pair_key<K: MergeKey>(rank: Rank, pos: usize) -> K {
-    K::from_bits(if rank < K::RANK_LIMIT {
-        rank << POS_BITS | pos as Rank
+fn pair_key(rank: Rank, pos: usize) -> i32 {
+    if rank < KEY_RANK_LIMIT {
+        (rank << POS_BITS | pos as Rank) as i32
     } else {
-        K::NO_PAIR_BITS
-    })
-}
-
-/// The lower of two keys, written so that it compiles to the vector minimum.
-#[inline(always)]
-fn lower<K: MergeKey>(a: K, b: K) -> K {
-    if a < b { a } else { b }
+        NO_PAIR
+    }
 }
 
 /// The lowest of `keys` (whose length is a multiple of [`LANES`]).
 #[inline(always)]
-fn lowest_key<K: MergeKey>(keys: &[K]) -> K {
-    let mut lowest = [K::NO_PAIR; LANES];
+fn lowest_key(keys: &[i32]) -> i32 {
+    let mut lowest = [NO_PAIR; LANES];
     for block in keys.chunks_exact(LANES) {
         for (low, &key) in lowest.iter_mut().zip(block) {
-            *low = lower(*low, key);
+            *low = (*low).min(key);
         }
     }
     let [a, b] = [0, 4].map(|h| {
-        lower(
-            lower(lowest[h], lowest[h + 2]),
-            lower(lowest[h + 1], lowest[h + 3]),
-        )
+        lowest[h]
+            .min(lowest[h + 2])
+            .min(lowest[h + 1].min(lowest[h + 3]))
     });
-    lower(a, b)
+    a.min(b)
 }
 
 /// Merge a piece of at most [`FLAT_MERGE_MAX_LEN`] bytes by scanning all candidate pairs for
@@ -330,27 +281,14 @@ fn flat_merge<L: Lookup>(
     piece: &[u8],
     ranks: &L,
     byte_ranks: &[Rank; 256],
-    on_join: impl FnMut(Rank, Rank),
-    emit: impl FnMut(Rank),
-) {
-    let bound = ranks.rank_bound();
-    if piece.len() > FLAT_MERGE_MAX_LEN || bound > i32::RANK_LIMIT {
-        heap_merge(piece, ranks, byte_ranks, on_join, emit);
-    } else if bound <= f32::RANK_LIMIT {
-        flat_merge_with::<f32, L>(piece, ranks, byte_ranks, on_join, emit);
-    } else {
-        flat_merge_with::<i32, L>(piece, ranks, byte_ranks, on_join, emit);
-    }
-}
-
-fn flat_merge_with<K: MergeKey, L: Lookup>(
-    piece: &[u8],
-    ranks: &L,
-    byte_ranks: &[Rank; 256],
     mut on_join: impl FnMut(Rank, Rank),
     mut emit: impl FnMut(Rank),
 ) {
     let n = piece.len();
+    if n > FLAT_MERGE_MAX_LEN || ranks.rank_bound() > KEY_RANK_LIMIT {
+        heap_merge(piece, ranks, byte_ranks, on_join, emit);
+        return;
+    }
     if n == 0 {
         return;
     }
@@ -359,36 +297,36 @@ fn flat_merge_with<K: MergeKey, L: Lookup>(
     let mut rank = [0; FLAT_MERGE_MAX_LEN];
     let mut next = [0u8; FLAT_MERGE_MAX_LEN];
     let mut prev = [0u8; FLAT_MERGE_MAX_LEN];
-    let mut keys = [K::NO_PAIR; FLAT_MERGE_MAX_LEN];
+    let mut keys = [NO_PAIR; FLAT_MERGE_MAX_LEN];
     for (p, &byte) in piece.iter().enumerate() {
         rank[p] = byte_ranks[usize::from(byte)];
         next[p] = (p + 1) as u8;
         prev[p] = p.saturating_sub(1) as u8;
     }
     // The first minimum is kept while the keys are written (not read back: see below).
-    let mut best = K::NO_PAIR;
+    let mut best = NO_PAIR;
     for (p, key) in keys[..n - 1].iter_mut().enumerate() {
         *key = pair_key(pair_rank(piece, p, p + 2, ranks), p);
-        best = lower(best, *key);
+        best = best.min(*key);
     }
     // Every part, the last one included (its key stays `NO_PAIR`).
     let scanned = &mut keys[..n.div_ceil(LANES) * LANES];
-    while best < K::NO_PAIR {
+    while best != NO_PAIR {
         // Join part `left` with the next one; the joined part *is* the token of the key's rank.
         // Then the two pairs that changed: the joined part with the one after it, and the
         // part before it with the joined part.
-        let left = (best.bits() & ((1 << POS_BITS) - 1)) as usize;
+        let left = (best & ((1 << POS_BITS) - 1)) as usize;
         let right = usize::from(next[left]);
         let after = next.get(right).map_or(n, |&a| usize::from(a));
         let before = usize::from(prev[left]);
         on_join(rank[left], rank[right]);
-        rank[left] = best.bits() >> POS_BITS;
+        rank[left] = (best >> POS_BITS) as Rank;
         // The three changed keys are cleared now and set only after the next scan, which
         // takes their new values from registers: a vector load right after a narrower store
         // to the same bytes would wait for the store to reach the cache.
-        scanned[right] = K::NO_PAIR;
-        scanned[left] = K::NO_PAIR;
-        scanned[before] = K::NO_PAIR;
+        scanned[right] = NO_PAIR;
+        scanned[left] = NO_PAIR;
+        scanned[before] = NO_PAIR;
         let joined = if after < n {
             next[left] = after as u8;
             prev[after] = left as u8;
@@ -398,14 +336,14 @@ fn flat_merge_with<K: MergeKey, L: Lookup>(
             )
         } else {
             next[left] = n as u8;
-            K::NO_PAIR
+            NO_PAIR
         };
         let preceding = if left > 0 {
             pair_key(pair_rank(piece, before, after, ranks), before)
         } else {
-            K::NO_PAIR
+            NO_PAIR
         };
-        best = lower(lower(lowest_key(scanned), joined), preceding);
+        best = lowest_key(scanned).min(joined).min(preceding);
         scanned[left] = joined;
         if left > 0 {
             scanned[before] = preceding;
@@ -573,17 +511,14 @@ mod tests {
         assert_eq!(out, vec![257, u32::from(b'z')]);
     }
 
-    /// Keys pack a rank with a position; ranks at the top of what fits in a float key, in an
-    /// integer key, and ranks that fit neither (the heap merge then takes over), still give the
-    /// rule's result.
+    /// Keys pack a rank with a position; ranks at the top of what fits, and ranks that do not
+    /// fit (the heap merge then takes over), still give the rule's result.
     #[test]
     fn ranks_near_and_above_the_key_limit() {
         let tokens: [&[u8]; 6] = [b"ab", b"bc", b"abc", b"aa", b"aaaa", b"ca"];
         for first in [
-            f32::RANK_LIMIT - tokens.len() as Rank,
-            f32::RANK_LIMIT,
-            i32::RANK_LIMIT - tokens.len() as Rank,
-            i32::RANK_LIMIT,
+            KEY_RANK_LIMIT - tokens.len() as Rank,
+            KEY_RANK_LIMIT,
             1 << 30,
         ] {
             let (mut ranks, byte_ranks) = vocab(&[]);
