@@ -218,8 +218,8 @@ def throughput(
                 for lib in order:
                     # Each library encodes part of the warm-up text again right before it is
                     # timed: the libraries timed before it have filled the caches with their own
-                    # tables (that costs the fastest libraries a fifth of their time on a few
-                    # hundred KB), and a process that tokenizes uses one library, not ten in turn.
+                    # tables (measured: 7-21% of bytepair's time on half a MB, depending on the
+                    # library before it), and a process that tokenizes uses one library, not ten.
                     time_calls(encoders[lib], rewarm)
                     times[lib].append(time_calls(encoders[lib], docs))
                 # Exactness on a sample of this run's paragraphs.

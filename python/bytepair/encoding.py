@@ -647,7 +647,8 @@ class Encoding:
             and allowed_special is _ALLOWED_DEFAULT
             and disallowed_special is _DISALLOWED_DEFAULT
         ):
-            # As in `encode`: the common call in one step, `_run` only to repair or word errors.
+            # As in `encode`: the common call in one step, `_run` only to repair or word errors
+            # (going through `_run` costs ~0.2 us more per call, a tenth of a paragraph's).
             try:
                 return _u32_array(self._core.encode_to_u32_bytes(text, defaults[0], defaults[1]))
             except (UnicodeEncodeError, _core.DisallowedSpecial):
