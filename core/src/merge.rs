@@ -18,7 +18,9 @@ use crate::Rank;
 use crate::packed::{pack8, pack16, unpack8, unpack16};
 
 pub(crate) mod backtrack;
+mod buckets;
 use backtrack::Backtracker;
+use buckets::{MediumTable, ShortTable};
 
 /// Token bytes to rank. `Vec<u8>: Borrow<[u8]>`, so it is queried with byte slices.
 pub type RankMap = FxHashMap<Vec<u8>, Rank>;
@@ -63,10 +65,10 @@ const INLINE_MAX: usize = 15;
 #[derive(Debug, Clone)]
 pub struct TokenTable {
     pair: Box<[Rank]>,
-    /// Tokens of 3 to 7 bytes (most lookups), in a table half the size of `medium`'s.
-    short: FxHashMap<u64, Rank>,
-    /// Tokens of 8 to 15 bytes.
-    medium: FxHashMap<u128, Rank>,
+    /// Tokens of 3 to 7 bytes (most lookups), five to a cache line.
+    short: ShortTable,
+    /// Tokens of 8 to 15 bytes, three to a cache line.
+    medium: MediumTable,
     long: RankMap,
     byte: [Rank; 256],
     max_len: usize,
@@ -80,27 +82,17 @@ impl TokenTable {
     /// Index `ranks`; `byte_ranks` gives the rank of every single byte.
     pub fn new(ranks: &RankMap, byte_ranks: &[Rank; 256]) -> Self {
         let mut pair = vec![Rank::MAX; 1 << 16].into_boxed_slice();
-        // Sized up front: growing a table of 100k+ entries rehashes it several times.
-        let count = |lengths: std::ops::RangeInclusive<usize>| {
-            ranks.keys().filter(|t| lengths.contains(&t.len())).count()
-        };
-        let mut short =
-            FxHashMap::with_capacity_and_hasher(count(3..=SHORT_MAX), Default::default());
-        let mut medium = FxHashMap::with_capacity_and_hasher(
-            count(SHORT_MAX + 1..=INLINE_MAX),
-            Default::default(),
-        );
+        let mut short = Vec::new();
+        let mut medium = Vec::new();
         let mut long = RankMap::default();
         let mut max_len = 1;
         for (token, &rank) in ranks {
             max_len = max_len.max(token.len());
             match token.len() {
                 2 => pair[usize::from(token[0]) << 8 | usize::from(token[1])] = rank,
-                3..=SHORT_MAX => {
-                    short.insert(pack8(token), rank);
-                }
+                3..=SHORT_MAX => short.push((pack8(token), rank)),
                 n if (SHORT_MAX + 1..=INLINE_MAX).contains(&n) => {
-                    medium.insert(pack16(token), rank);
+                    medium.push((pack16(token), rank));
                 }
                 n if n > INLINE_MAX => {
                     long.insert(token.clone(), rank);
@@ -108,6 +100,8 @@ impl TokenTable {
                 _ => {}
             }
         }
+        let short = ShortTable::new(short.into_iter());
+        let medium = MediumTable::new(medium.into_iter());
         Self {
             pair,
             short,
@@ -130,8 +124,8 @@ impl TokenTable {
                 tokens.push((vec![(i >> 8) as u8, i as u8], rank));
             }
         }
-        tokens.extend(self.short.iter().map(|(&key, &r)| (unpack8(key), r)));
-        tokens.extend(self.medium.iter().map(|(&key, &r)| (unpack16(key), r)));
+        tokens.extend(self.short.iter().map(|(key, r)| (unpack8(key), r)));
+        tokens.extend(self.medium.iter().map(|(key, r)| (unpack16(key), r)));
         tokens.extend(self.long.iter().map(|(t, &r)| (t.clone(), r)));
         tokens
     }
@@ -146,8 +140,8 @@ impl Lookup for TokenTable {
                 let r = self.pair[usize::from(bytes[0]) << 8 | usize::from(bytes[1])];
                 (r != Rank::MAX).then_some(r)
             }
-            n if n <= SHORT_MAX => self.short.get(&pack8(bytes)).copied(),
-            n if n <= INLINE_MAX => self.medium.get(&pack16(bytes)).copied(),
+            n if n <= SHORT_MAX => self.short.get(pack8(bytes)),
+            n if n <= INLINE_MAX => self.medium.get(pack16(bytes)),
             n if n <= self.max_len => self.long.get(bytes).copied(),
             _ => None,
         }
