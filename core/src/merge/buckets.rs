@@ -68,10 +68,6 @@ struct Bucket<K, const W: usize> {
 #[derive(Debug, Clone)]
 pub struct BucketTable<K: Key, const W: usize> {
     buckets: Box<[Bucket<K, W>]>,
-    /// `buckets.len() - 1` (a power of two minus one).
-    mask: usize,
-    /// The home bucket is the top bits of the spread key: `64 - log2(buckets.len())`.
-    shift: u32,
     /// The Bloom filter: bit `i` is `filter[i / 64] >> (i % 64) & 1`.
     filter: Box<[u64]>,
     /// A filter bit index is the top bits of a hash: `64 - log2(filter bits)`.
@@ -92,11 +88,9 @@ impl<K: Key, const W: usize> BucketTable<K, W> {
         // At most four fifths full (for five slots), so that nearly every key is in its home
         // bucket and a search for an absent key usually ends there too.
         let n = entries.len();
-        let mut count = (n * 5 / (4 * W)).max(2).next_power_of_two();
-        // A search ends at a bucket that is not full, so one must exist.
-        while count * W <= n {
-            count *= 2;
-        }
+        // Any number of buckets, not a power of two: rounding up would leave up to half of a
+        // table that should stay in the cache empty.
+        let count = (n * 5).div_ceil(4 * W).max(n / W + 1);
         let filter_bits = (n * 12).max(64).next_power_of_two();
         let empty = Bucket {
             keys: [K::default(); W],
@@ -104,8 +98,6 @@ impl<K: Key, const W: usize> BucketTable<K, W> {
         };
         let mut table = Self {
             buckets: vec![empty; count].into_boxed_slice(),
-            mask: count - 1,
-            shift: 64 - count.trailing_zeros(),
             filter: vec![0; filter_bits / 64].into_boxed_slice(),
             filter_shift: 64 - filter_bits.trailing_zeros(),
             seed: RandomState::new().hash_one(n),
@@ -116,9 +108,21 @@ impl<K: Key, const W: usize> BucketTable<K, W> {
         table
     }
 
+    /// The bucket where the search for `key` starts: the hash scaled to the number of buckets
+    /// (its high bits pick the bucket).
     #[inline(always)]
     fn home(&self, key: K) -> usize {
-        (key.spread(self.seed) >> self.shift) as usize
+        ((u128::from(key.spread(self.seed)) * self.buckets.len() as u128) >> 64) as usize
+    }
+
+    /// The bucket after `b`, the first after the last.
+    #[inline(always)]
+    fn after(&self, b: usize) -> usize {
+        if b + 1 == self.buckets.len() {
+            0
+        } else {
+            b + 1
+        }
     }
 
     /// The two filter bits of `key`, from a second hash: the bucket index takes the top bits
@@ -150,7 +154,7 @@ impl<K: Key, const W: usize> BucketTable<K, W> {
                 bucket.ranks[slot] = rank;
                 return;
             }
-            b = (b + 1) & self.mask;
+            b = self.after(b);
         }
     }
 
@@ -162,7 +166,7 @@ impl<K: Key, const W: usize> BucketTable<K, W> {
         }
         let mut b = self.home(key);
         loop {
-            let bucket = &self.buckets[b & self.mask];
+            let bucket = &self.buckets[b];
             // Every slot is compared and the match's index picked by selects, not branches:
             // where in its bucket a key sits is random, so a branch on it would mispredict
             // about once per lookup, which costs as much as the cache miss this layout saves.
@@ -176,7 +180,7 @@ impl<K: Key, const W: usize> BucketTable<K, W> {
             if bucket.keys[W - 1] == K::default() {
                 return None;
             }
-            b += 1;
+            b = self.after(b);
         }
     }
 
