@@ -96,7 +96,7 @@ impl TokenTable {
         for (token, &rank) in ranks {
             max_len = max_len.max(token.len());
             match token.len() {
-                2 => pair[usize::from(token[0]) << 8 | usize::from(token[1])] = rank,
+                2 => pair[two(token[0], token[1])] = rank,
                 3..=SHORT_MAX => short.push((pack8(token), rank)),
                 n if (SHORT_MAX + 1..=INLINE_MAX).contains(&n) => {
                     medium.push((pack16(token), rank));
@@ -146,7 +146,7 @@ impl Lookup for TokenTable {
         match bytes.len() {
             1 => Some(self.byte[usize::from(bytes[0])]),
             2 => {
-                let r = self.pair[usize::from(bytes[0]) << 8 | usize::from(bytes[1])];
+                let r = self.pair[two(bytes[0], bytes[1])];
                 (r != Rank::MAX).then_some(r)
             }
             n if n <= SHORT_MAX => self.short.get(pack8(bytes)),
@@ -204,6 +204,7 @@ pub struct PreMerge {
     starting: Box<[Rank]>,
 }
 
+/// The index of two bytes in the tables of two-byte strings (`TokenTable::pair`, `PreMerge`).
 #[inline(always)]
 fn two(a: u8, b: u8) -> usize {
     usize::from(a) << 8 | usize::from(b)
@@ -213,14 +214,12 @@ impl PreMerge {
     fn new(ranks: &RankMap, pair: &[Rank]) -> Self {
         let mut longer_ending = vec![Rank::MAX; 1 << 16];
         let mut longer_starting = vec![Rank::MAX; 1 << 16];
-        for (token, &rank) in ranks {
-            if let ([a, b, ..], [.., y, z]) = (token.as_slice(), token.as_slice()) {
-                if token.len() > 2 {
-                    let start = &mut longer_starting[two(*a, *b)];
-                    *start = (*start).min(rank);
-                    let end = &mut longer_ending[two(*y, *z)];
-                    *end = (*end).min(rank);
-                }
+        for (token, &rank) in ranks.iter().filter(|(t, _)| t.len() > 2) {
+            if let (Some(&[a, b]), Some(&[y, z])) = (token.first_chunk(), token.last_chunk()) {
+                let start = &mut longer_starting[two(a, b)];
+                *start = (*start).min(rank);
+                let end = &mut longer_ending[two(y, z)];
+                *end = (*end).min(rank);
             }
         }
         let joinable = (0..1 << 16)
@@ -423,10 +422,10 @@ fn flat_merge<L: Lookup>(
     let mut p = 0;
     while p < n {
         let q = usize::from(next[p]);
-        let Some(&end) = next.get(q).filter(|_| q < n) else {
+        if q >= n {
             break;
-        };
-        keys[p] = pair_key(pair_rank(piece, p, usize::from(end), ranks), p);
+        }
+        keys[p] = pair_key(pair_rank(piece, p, usize::from(next[q]), ranks), p);
         best = best.min(keys[p]);
         p = q;
     }
