@@ -461,6 +461,18 @@ fn flat_merge_in<L: Lookup, const SIZE: usize>(
     }
     // Every part, the last one included (its key stays `NO_PAIR`).
     let scanned = &mut keys[..n.div_ceil(LANES) * LANES];
+    // With the large arrays, the lowest key of each block of `LANES` keys is kept, so that a
+    // merge rescans the (at most three) blocks it changed and then the block minima, not every
+    // key: a piece of hundreds of bytes that merges hundreds of times (a run of one letter)
+    // would otherwise rescan hundreds of keys per merge.
+    let two_level = SIZE > FLAT_MERGE_SHORT_LEN;
+    let mut block_min = [NO_PAIR; FLAT_MERGE_MAX_LEN / LANES];
+    let used_blocks = (scanned.len() / LANES).div_ceil(LANES) * LANES;
+    if two_level {
+        for (low, block) in block_min.iter_mut().zip(scanned.chunks_exact(LANES)) {
+            *low = lowest_key(block);
+        }
+    }
     while best != NO_PAIR {
         // Join part `left` with the next one; the joined part *is* the token of the key's rank.
         // Then the two pairs that changed: the joined part with the one after it, and the
@@ -493,10 +505,20 @@ fn flat_merge_in<L: Lookup, const SIZE: usize>(
         } else {
             NO_PAIR
         };
-        best = lowest_key(scanned).min(joined).min(preceding);
-        scanned[left] = joined;
-        if left > 0 {
-            scanned[before] = preceding;
+        if two_level {
+            scanned[left] = joined;
+            scanned[before] = if left > 0 { preceding } else { scanned[before] };
+            for changed in [before, left, right] {
+                let b = changed / LANES;
+                block_min[b] = lowest_key(&scanned[b * LANES..(b + 1) * LANES]);
+            }
+            best = lowest_key(&block_min[..used_blocks]);
+        } else {
+            best = lowest_key(scanned).min(joined).min(preceding);
+            scanned[left] = joined;
+            if left > 0 {
+                scanned[before] = preceding;
+            }
         }
     }
     let mut p = 0;
@@ -627,9 +649,13 @@ mod tests {
         let (ranks, byte_ranks) =
             vocab(&[b"ab", b"bc", b"abc", b"aa", b"aaaa", b"ca", b"cab", b"aaa"]);
         let mut seed: u64 = 7;
-        // Both array sizes of the flat merge, and past its limit.
-        for len in (1..300).chain([511, 512, 513, 800]) {
-            let piece = random_text(&mut seed, len, b"abc");
+        // Both array sizes of the flat merge, and past its limit; runs of one letter merge
+        // most often (every block minimum changes many times).
+        let runs = [65, 200, 512].map(|n| vec![b'a'; n]);
+        let random = (1..300)
+            .chain([511, 512, 513, 800])
+            .map(|len| random_text(&mut seed, len, b"abc"));
+        for piece in runs.into_iter().chain(random) {
             let mut via_flat = Vec::new();
             flat_merge(&piece, &ranks, &byte_ranks, |_, _| {}, |r| via_flat.push(r));
             let mut via_heap = Vec::new();
