@@ -483,9 +483,10 @@ fn flat_merge_in<L: Lookup, const SIZE: usize>(
         let before = usize::from(prev[left]);
         on_join(rank[left], rank[right]);
         rank[left] = (best >> pos_bits) as Rank;
-        // The three changed keys are cleared now and set only after the next scan, which
-        // takes their new values from registers: a vector load right after a narrower store
-        // to the same bytes would wait for the store to reach the cache.
+        // The three changed keys are cleared now and, for the one-level scan, set only after
+        // it, which takes their new values from registers: a vector load right after a
+        // narrower store to the same bytes would wait for the store to reach the cache. (The
+        // two-level scan reloads just three blocks, and waits.)
         scanned[right] = NO_PAIR;
         scanned[left] = NO_PAIR;
         scanned[before] = NO_PAIR;
