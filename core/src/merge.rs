@@ -191,9 +191,10 @@ impl Lookup for TokenTable {
 /// with them would make a token of (1), ranked above the pair `a b` that is there all along. And
 /// starting with `a b` joined changes no other choice before that: the only new candidates are
 /// tokens of (2), ranked above `r`, and every merge made before `a b` is ranked at most `r` (an
-/// equal rank is another `a b`, further left). So the result is the same. The conditions are local (the neighbours' bytes never change), so
-/// any set of such pairs that do not overlap can be joined at once, and two such pairs cannot
-/// overlap (`a b` and `b c` would each have to be ranked below the other).
+/// equal rank is another `a b`, further left). So the result is the same. The conditions are
+/// local (the neighbours' bytes never change), so any set of such pairs that do not overlap can
+/// be joined at once, and two such pairs cannot overlap (`a b` and `b c` would each have to be
+/// ranked below the other).
 #[derive(Debug, Clone)]
 pub struct PreMerge {
     /// For each two bytes: the rank of their token if it meets (2), else `Rank::MAX`.
@@ -263,8 +264,9 @@ impl PreMerge {
 /// Pieces up to this many bytes use the flat-array merge; longer ones the linear-time
 /// backtracker (or the heap). The flat merge is quadratic, but in vector steps of eight keys:
 /// up to here it beat the backtracker on the pieces it takes over, the space-less sentences of
-/// Chinese, Japanese, Thai or Khmer text (multilingual text took 11% less time with o200k, 9%
-/// with cl100k, than with a limit of 64, measured in one process on the same text).
+/// Chinese and Japanese text (multilingual text took 11% less time with o200k, 9% with cl100k,
+/// than with a limit of 64, measured in one process on the same text; Thai, whose pieces are
+/// mostly 128-256 bytes, alone was 6-10% slower).
 const FLAT_MERGE_MAX_LEN: usize = 512;
 /// Pieces up to this many bytes (nearly all) merge in arrays of this size: clearing arrays
 /// for 512 bytes would cost a short piece more than its merge.
@@ -506,20 +508,19 @@ fn flat_merge_in<L: Lookup, const SIZE: usize>(
         } else {
             NO_PAIR
         };
+        if !two_level {
+            best = lowest_key(scanned).min(joined).min(preceding);
+        }
+        scanned[left] = joined;
+        if left > 0 {
+            scanned[before] = preceding;
+        }
         if two_level {
-            scanned[left] = joined;
-            scanned[before] = if left > 0 { preceding } else { scanned[before] };
             for changed in [before, left, right] {
                 let b = changed / LANES;
                 block_min[b] = lowest_key(&scanned[b * LANES..(b + 1) * LANES]);
             }
             best = lowest_key(&block_min[..used_blocks]);
-        } else {
-            best = lowest_key(scanned).min(joined).min(preceding);
-            scanned[left] = joined;
-            if left > 0 {
-                scanned[before] = preceding;
-            }
         }
     }
     let mut p = 0;
