@@ -266,6 +266,7 @@ def worst_case(encodings: list[str]) -> list[dict[str, Any]]:
         "base64_hex_blobs.txt",
     ]
     prose = "\n\n".join(paragraphs("english")[:3000])
+    prose_bytes = len(prose.encode())
     rows = []
     for name in encodings:
         encoders = {"bytepair": build_bytepair(name), "tiktoken": build_tiktoken(name)}
@@ -288,7 +289,7 @@ def worst_case(encodings: list[str]) -> list[dict[str, Any]]:
                         text_s = min(text_s, time_calls(encode, [text]))
                     per_byte = text_s / len(text.encode())
                     row[f"{lib} ns/byte"] = per_byte * 1e9
-                    row[f"{lib} x prose"] = per_byte / (prose_s / len(prose.encode()))
+                    row[f"{lib} x prose"] = per_byte / (prose_s / prose_bytes)
                 except BaseException as e:
                     row[f"{lib} ns/byte"] = float("nan")
                     row[f"{lib} x prose"] = f"fails: {type(e).__name__}"
