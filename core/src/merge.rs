@@ -195,6 +195,22 @@ impl Lookup for TokenTable {
 /// local (the neighbours' bytes never change), so any set of such pairs that do not overlap can
 /// be joined at once, and two such pairs cannot overlap (`a b` and `b c` would each have to be
 /// ranked below the other).
+///
+/// A second round does the same for letters written with three bytes (Chinese, Japanese, Thai,
+/// the Indian scripts): the first round leaves such a letter as a pair and a byte, `P Q`, and
+/// the merge would spend a step per letter joining them. The argument above holds for parts as
+/// it does for bytes, so `P Q` (the letter's token, rank `r`) is joined in advance when
+/// 3. no token longer than three bytes that starts or ends with the letter ranks below `r`, and
+/// 4. joining `P` or `Q` with its neighbour would make a token ranked above `r`: for a part of
+///    one byte, every token ending with the byte before it and it (`x a`), or starting with it
+///    and the byte after it (`c y`); for a part of two bytes, every token of three or more bytes
+///    that ends (for `P`) or starts (for `Q`) with those two bytes (a superset of the tokens
+///    such a join could make, whatever the neighbour).
+///
+/// With o200k this joins most letters of the multilingual corpus before the merge starts;
+/// Chinese and Japanese pieces merge in well under half the time, and the multilingual text
+/// as a whole took 6-8% less (both rounds and the first alone, in one process on the same
+/// text); English and code, which have no such letters, are unchanged.
 #[derive(Debug, Clone)]
 pub struct PreMerge {
     /// For each two bytes: the rank of their token if it meets (2), else `Rank::MAX`.
@@ -203,6 +219,20 @@ pub struct PreMerge {
     ending: Box<[Rank]>,
     /// The lowest rank of a token starting with these two bytes.
     starting: Box<[Rank]>,
+    /// For each three bytes `a b c` of a letter (indexed by [`three`]) whose token, of rank
+    /// `r`, meets (3): `r` if the half of (4) that does not depend on the neighbours holds for
+    /// the parts `a b` + `c` (first) and `a` + `b c` (second), else `Rank::MAX`.
+    letters: Box<[[Rank; 2]]>,
+}
+
+/// The index of a three-byte UTF-8 sequence (a lead byte `0xE0..=0xEF`, two continuation bytes)
+/// in `PreMerge::letters`: the 16 bits of the character (any such three bytes have their own).
+#[inline(always)]
+fn three(a: u8, b: u8, c: u8) -> Option<usize> {
+    let lead = a & 0xF0 == 0xE0;
+    let continued = (b & 0xC0 == 0x80) & (c & 0xC0 == 0x80);
+    (lead & continued)
+        .then(|| usize::from(a & 0x0F) << 12 | usize::from(b & 0x3F) << 6 | usize::from(c & 0x3F))
 }
 
 /// The index of two bytes in the tables of two-byte strings (`TokenTable::pair`, `PreMerge`).
@@ -233,6 +263,43 @@ impl PreMerge {
                 }
             })
             .collect();
+        // The second round: for each three-byte letter, the lowest ranks of the longer tokens
+        // that start or end with it (3), then the two-byte half of (4).
+        let mut longer_after = vec![Rank::MAX; 1 << 16];
+        let mut longer_before = vec![Rank::MAX; 1 << 16];
+        let mut letters = vec![[Rank::MAX; 2]; 1 << 16];
+        for (token, &rank) in ranks.iter().filter(|(t, _)| t.len() > 3) {
+            if let Some(&[a, b, c]) = token.first_chunk() {
+                if let Some(i) = three(a, b, c) {
+                    longer_after[i] = longer_after[i].min(rank);
+                }
+            }
+            if let Some(&[a, b, c]) = token.last_chunk() {
+                if let Some(i) = three(a, b, c) {
+                    longer_before[i] = longer_before[i].min(rank);
+                }
+            }
+        }
+        for (token, &rank) in ranks.iter().filter(|(t, _)| t.len() == 3) {
+            let &[a, b, c] = token.as_slice() else {
+                continue;
+            };
+            let Some(i) = three(a, b, c) else { continue };
+            if rank < longer_after[i] && rank < longer_before[i] {
+                letters[i] = [
+                    if rank < longer_ending[two(a, b)] {
+                        rank
+                    } else {
+                        Rank::MAX
+                    },
+                    if rank < longer_starting[two(b, c)] {
+                        rank
+                    } else {
+                        Rank::MAX
+                    },
+                ];
+            }
+        }
         let with_pair = |longer: Vec<Rank>| -> Box<[Rank]> {
             longer.iter().zip(pair).map(|(&l, &p)| l.min(p)).collect()
         };
@@ -240,6 +307,34 @@ impl PreMerge {
             joinable,
             ending: with_pair(longer_ending),
             starting: with_pair(longer_starting),
+            letters: letters.into_boxed_slice(),
+        }
+    }
+
+    /// The rank of the three-byte letter made of the parts `piece[p..q]` and `piece[q..end]`
+    /// (a pair joined by the first round and a byte, in either order) if they can be joined
+    /// before merging: the neighbour's byte settles the one-byte half of (4).
+    #[inline(always)]
+    fn letter(&self, piece: &[u8], p: usize, q: usize, end: usize) -> Option<Rank> {
+        let (&a, &b, &c) = (piece.get(p)?, piece.get(p + 1)?, piece.get(p + 2)?);
+        let i = three(a, b, c)?;
+        if end != p + 3 {
+            return None;
+        }
+        if q == p + 2 {
+            // a b + c: the right neighbour's first byte decides.
+            let r = self.letters[i][0];
+            let right = piece
+                .get(end)
+                .map_or(Rank::MAX, |&y| self.starting[two(c, y)]);
+            (r != Rank::MAX && right > r).then_some(r)
+        } else {
+            // a + b c: the left neighbour's last byte decides.
+            let r = self.letters[i][1];
+            let left = p
+                .checked_sub(1)
+                .map_or(Rank::MAX, |h| self.ending[two(piece[h], a)]);
+            (r != Rank::MAX && left > r).then_some(r)
         }
     }
 
@@ -444,6 +539,20 @@ fn flat_merge_in<L: Lookup, const SIZE: usize>(
                 1
             }
         };
+        // The second round (see `PreMerge`): a part that completes a three-byte letter with the
+        // part before it joins it now. Its neighbours' bytes are known, so this needs no
+        // second pass.
+        if p > 0 && p - before + width == 3 {
+            if let Some(r) = premerge.and_then(|pm| pm.letter(piece, before, p, p + width)) {
+                #[cfg(test)]
+                tests::LETTERS_JOINED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                on_join(rank[before], rank[p]);
+                rank[before] = r;
+                next[before] = (p + width) as u16;
+                p += width;
+                continue;
+            }
+        }
         next[p] = (p + width) as u16;
         prev[p] = before as u16;
         before = p;
@@ -717,6 +826,72 @@ mod tests {
         }
         // The test means something only if pairs were joined in advance.
         assert!(premerged > 10_000, "{premerged}");
+    }
+
+    /// Round-2 joins made by flat merges, over all tests.
+    pub(super) static LETTERS_JOINED: std::sync::atomic::AtomicUsize =
+        std::sync::atomic::AtomicUsize::new(0);
+
+    /// The second round (three-byte letters) must not change any result either: random
+    /// vocabularies of letters, bytes of letters and strings of both, ranked in random order,
+    /// against the textbook algorithm.
+    #[test]
+    fn joined_letters_change_nothing_in_random_vocabularies() {
+        // Three-byte letters (two sharing their first two bytes, one sharing its last two with
+        // another), and bytes that split them or stand alone.
+        let units: [&[u8]; 10] = [
+            b"\xe0\xb8\x81",
+            b"\xe0\xb8\x82",
+            b"\xe1\xb8\x82",
+            b"\xe0\xb8",
+            b"\xb8\x82",
+            b"\x82a",
+            b"a\xe0",
+            b"\xe0",
+            b"\x81",
+            b"a",
+        ];
+        let mut seed: u64 = 7;
+        let pick = |seed: &mut u64, n: usize| -> Vec<u8> {
+            (0..n)
+                .flat_map(|_| units[usize::from(random_text(seed, 1, b"0123456789")[0] - b'0')])
+                .copied()
+                .collect()
+        };
+        let before = LETTERS_JOINED.load(std::sync::atomic::Ordering::Relaxed);
+        for round in 0..300 {
+            let count = 4 + round % 40;
+            // Half the vocabularies start with the letters and their pairs (so the letters
+            // rank low, as they do in real ones), in a random order.
+            let mut tokens: Vec<Vec<u8>> = Vec::new();
+            if round % 2 == 0 {
+                while tokens.len() < 5 {
+                    let unit = pick(&mut seed, 1);
+                    if unit.len() > 1 && !tokens.contains(&unit) {
+                        tokens.push(unit);
+                    }
+                }
+            }
+            while tokens.len() < count {
+                let n = 1 + usize::from(random_text(&mut seed, 1, b"0012")[0] - b'0');
+                let token = pick(&mut seed, n);
+                if token.len() > 1 && !tokens.contains(&token) {
+                    tokens.push(token);
+                }
+            }
+            let refs: Vec<&[u8]> = tokens.iter().map(Vec::as_slice).collect();
+            let (ranks, byte_ranks) = vocab(&refs);
+            let table = TokenTable::new(&ranks, &byte_ranks);
+            for n in 1..=30 {
+                let piece = pick(&mut seed, n);
+                let mut via_flat = Vec::new();
+                flat_merge(&piece, &table, &byte_ranks, |_, _| {}, |r| via_flat.push(r));
+                assert_eq!(via_flat, naive(&piece, &ranks), "{tokens:?} {piece:?}");
+            }
+        }
+        // The test means something only if letters were joined in advance.
+        let joined = LETTERS_JOINED.load(std::sync::atomic::Ordering::Relaxed) - before;
+        assert!(joined > 5_000, "{joined}");
     }
 
     #[test]
