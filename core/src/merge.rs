@@ -577,7 +577,7 @@ fn flat_merge_in<L: Lookup, const SIZE: usize>(
         if p > 0 && piece[before] & 0xF0 == 0xE0 && p - before + width == 3 {
             if let Some(r) = premerge.and_then(|pm| pm.letter(piece, before, p, p + width)) {
                 #[cfg(test)]
-                tests::LETTERS_JOINED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                tests::LETTERS_JOINED.with(|n| n.set(n.get() + 1));
                 on_join(rank[before], rank[p]);
                 rank[before] = r;
                 next[before] = (p + width) as u16;
@@ -860,9 +860,10 @@ mod tests {
         assert!(premerged > 10_000, "{premerged}");
     }
 
-    /// Round-2 joins made by flat merges, over all tests.
-    pub(super) static LETTERS_JOINED: std::sync::atomic::AtomicUsize =
-        std::sync::atomic::AtomicUsize::new(0);
+    thread_local! {
+        /// Letters joined by the second round on this thread (each test runs on its own).
+        pub(super) static LETTERS_JOINED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
 
     /// The second round (three-byte letters) must not change any result either: random
     /// vocabularies of letters, bytes of letters and strings of both, ranked in random order,
@@ -890,7 +891,7 @@ mod tests {
                 .copied()
                 .collect()
         };
-        let before = LETTERS_JOINED.load(std::sync::atomic::Ordering::Relaxed);
+        let before = LETTERS_JOINED.with(std::cell::Cell::get);
         for round in 0..300 {
             let count = 4 + round % 40;
             // Half the vocabularies start with the letters and their pairs (so the letters
@@ -922,7 +923,7 @@ mod tests {
             }
         }
         // The test means something only if letters were joined in advance.
-        let joined = LETTERS_JOINED.load(std::sync::atomic::Ordering::Relaxed) - before;
+        let joined = LETTERS_JOINED.with(std::cell::Cell::get) - before;
         assert!(joined > 5_000, "{joined}");
     }
 
