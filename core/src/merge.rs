@@ -240,10 +240,20 @@ const RIGHT_PAIR_FREE: Rank = 1 << 30;
 /// in `PreMerge::letters`: the 16 bits of the character (any such three bytes have their own).
 #[inline(always)]
 fn three(a: u8, b: u8, c: u8) -> Option<usize> {
-    let lead = a & 0xF0 == 0xE0;
-    let continued = (b & 0xC0 == 0x80) & (c & 0xC0 == 0x80);
-    (lead & continued)
+    (lead(a) & continuation(b) & continuation(c))
         .then(|| usize::from(a & 0x0F) << 12 | usize::from(b & 0x3F) << 6 | usize::from(c & 0x3F))
+}
+
+/// Whether `b` starts a three-byte UTF-8 sequence.
+#[inline(always)]
+fn lead(b: u8) -> bool {
+    b & 0xF0 == 0xE0
+}
+
+/// Whether `b` continues a UTF-8 sequence.
+#[inline(always)]
+fn continuation(b: u8) -> bool {
+    b & 0xC0 == 0x80
 }
 
 /// Three bytes as a key of `PreMerge::ending_in_letter` and `starting_in_letter`.
@@ -260,14 +270,41 @@ fn two(a: u8, b: u8) -> usize {
 
 impl PreMerge {
     fn new(ranks: &RankMap, pair: &[Rank]) -> Self {
+        // One pass over the tokens for both rounds. First round: the lowest rank of the tokens
+        // longer than two bytes by their first and last two bytes (1, 2). Second round: of the
+        // tokens longer than three bytes by the three-byte letter they start or end with (3),
+        // and of the tokens a two-byte part of a letter could make with a neighbour, by their
+        // three bytes at the letter's side (4); and the letters themselves.
         let mut longer_ending = vec![Rank::MAX; 1 << 16];
         let mut longer_starting = vec![Rank::MAX; 1 << 16];
+        let mut longer_after = vec![Rank::MAX; 1 << 16];
+        let mut longer_before = vec![Rank::MAX; 1 << 16];
+        let mut ending_in_letter = FxHashMap::<u32, Rank>::default();
+        let mut starting_in_letter = FxHashMap::<u32, Rank>::default();
+        let mut three_byte_letters = Vec::new();
+        let lower = |least: &mut Rank, rank: Rank| *least = (*least).min(rank);
         for (token, &rank) in ranks.iter().filter(|(t, _)| t.len() > 2) {
-            if let (Some(&[a, b]), Some(&[y, z])) = (token.first_chunk(), token.last_chunk()) {
-                let start = &mut longer_starting[two(a, b)];
-                *start = (*start).min(rank);
-                let end = &mut longer_ending[two(y, z)];
-                *end = (*end).min(rank);
+            let (Some(&[a, b, c]), Some(&[x, y, z])) = (token.first_chunk(), token.last_chunk())
+            else {
+                continue;
+            };
+            lower(&mut longer_starting[two(a, b)], rank);
+            lower(&mut longer_ending[two(y, z)], rank);
+            if let Some(i) = three(a, b, c) {
+                if token.len() == 3 {
+                    three_byte_letters.push((i, [a, b, c], rank));
+                } else {
+                    lower(&mut longer_after[i], rank);
+                }
+            }
+            if let Some(i) = three(x, y, z).filter(|_| token.len() > 3) {
+                lower(&mut longer_before[i], rank);
+            }
+            if continuation(a) && continuation(b) {
+                lower(starting_in_letter.entry(key(a, b, c)).or_insert(rank), rank);
+            }
+            if lead(y) && continuation(z) {
+                lower(ending_in_letter.entry(key(x, y, z)).or_insert(rank), rank);
             }
         }
         let joinable = (0..1 << 16)
@@ -280,45 +317,14 @@ impl PreMerge {
                 }
             })
             .collect();
-        // The second round: for each three-byte letter, the lowest ranks of the longer tokens
-        // that start or end with it (3); and the tokens that a two-byte part of a letter could
-        // make with a neighbour, by their three bytes at the letter's side (4).
-        let mut longer_after = vec![Rank::MAX; 1 << 16];
-        let mut longer_before = vec![Rank::MAX; 1 << 16];
-        let mut ending_in_letter = FxHashMap::<u32, Rank>::default();
-        let mut starting_in_letter = FxHashMap::<u32, Rank>::default();
-        let continuation = |b: u8| b & 0xC0 == 0x80;
-        for (token, &rank) in ranks.iter().filter(|(t, _)| t.len() > 2) {
-            if let Some(&[a, b, c]) = token.first_chunk() {
-                if let Some(i) = three(a, b, c).filter(|_| token.len() > 3) {
-                    longer_after[i] = longer_after[i].min(rank);
-                }
-                if continuation(a) && continuation(b) {
-                    let least = starting_in_letter.entry(key(a, b, c)).or_insert(rank);
-                    *least = (*least).min(rank);
-                }
-            }
-            if let Some(&[x, a, b]) = token.last_chunk() {
-                if let Some(i) = three(x, a, b).filter(|_| token.len() > 3) {
-                    longer_before[i] = longer_before[i].min(rank);
-                }
-                if a & 0xF0 == 0xE0 && continuation(b) {
-                    let least = ending_in_letter.entry(key(x, a, b)).or_insert(rank);
-                    *least = (*least).min(rank);
-                }
-            }
-        }
         let mut letters = vec![Rank::MAX; 1 << 16];
-        for (token, &rank) in ranks.iter().filter(|(t, _)| t.len() == 3) {
-            if let Some(i) = three(token[0], token[1], token[2]) {
-                if rank < longer_after[i] && rank < longer_before[i] {
-                    let (a, b, c) = (token[0], token[1], token[2]);
-                    let left_free = rank < longer_ending[two(a, b)];
-                    let right_free = rank < longer_starting[two(b, c)];
-                    letters[i] = rank
-                        | if left_free { LEFT_PAIR_FREE } else { 0 }
-                        | if right_free { RIGHT_PAIR_FREE } else { 0 };
-                }
+        for (i, [a, b, c], rank) in three_byte_letters {
+            if rank < longer_after[i] && rank < longer_before[i] {
+                let left_free = rank < longer_ending[two(a, b)];
+                let right_free = rank < longer_starting[two(b, c)];
+                letters[i] = rank
+                    | if left_free { LEFT_PAIR_FREE } else { 0 }
+                    | if right_free { RIGHT_PAIR_FREE } else { 0 };
             }
         }
         let with_pair = |longer: Vec<Rank>| -> Box<[Rank]> {
@@ -334,14 +340,16 @@ impl PreMerge {
         }
     }
 
-    /// The rank of the three-byte letter made of the parts `piece[p..q]` and `piece[q..end]`
-    /// (a pair joined by the first round and a byte, in either order) if they can be joined
-    /// before merging: (3) was settled in advance, (4) depends on the neighbours' bytes.
+    /// The rank of the three-byte letter `piece[p..p + 3]`, made of the parts `piece[p..q]` and
+    /// `piece[q..p + 3]` (a pair joined by the first round and a byte, in either order), if they
+    /// can be joined before merging: (3) was settled in advance, (4) depends on the neighbours'
+    /// bytes.
     #[inline(always)]
-    fn letter(&self, piece: &[u8], p: usize, q: usize, end: usize) -> Option<Rank> {
+    fn letter(&self, piece: &[u8], p: usize, q: usize) -> Option<Rank> {
+        let end = p + 3;
         let (&a, &b, &c) = (piece.get(p)?, piece.get(p + 1)?, piece.get(p + 2)?);
         let entry = self.letters[three(a, b, c)?];
-        if entry == Rank::MAX || end != p + 3 {
+        if entry == Rank::MAX {
             return None;
         }
         let r = entry & !(LEFT_PAIR_FREE | RIGHT_PAIR_FREE);
@@ -574,8 +582,8 @@ fn flat_merge_in<L: Lookup, const SIZE: usize>(
         // The second round (see `PreMerge`): a part that completes a three-byte letter with the
         // part before it joins it now. Its neighbours' bytes are known, so this needs no
         // second pass.
-        if p > 0 && piece[before] & 0xF0 == 0xE0 && p - before + width == 3 {
-            if let Some(r) = premerge.and_then(|pm| pm.letter(piece, before, p, p + width)) {
+        if p > 0 && lead(piece[before]) && p - before + width == 3 {
+            if let Some(r) = premerge.and_then(|pm| pm.letter(piece, before, p)) {
                 #[cfg(test)]
                 tests::LETTERS_JOINED.with(|n| n.set(n.get() + 1));
                 on_join(rank[before], rank[p]);
