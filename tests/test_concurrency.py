@@ -9,6 +9,7 @@ needs is ever waited on.
 from __future__ import annotations
 
 import functools
+import gc
 import json
 import os
 import random
@@ -206,3 +207,51 @@ def test_fork_while_other_threads_encode() -> None:
         stop.set()
         for t in threads:
             t.join(timeout=120)
+
+
+def test_encode_inside_a_finalizer_while_a_list_is_made() -> None:
+    # Lists of ids share one int per id, kept in slots the encoder locks while it makes a list.
+    # Making the list can start the garbage collector (Python 3.11 collects inside the
+    # allocation), whose finalizers may encode with the same encoder on the same thread: that
+    # call must not wait for the lock it already holds, and must still return the right ids.
+    enc = ours("cl100k_base")
+    text = "Finalizers run in the middle of other work, 12345 times."
+    expected = enc.encode_ordinary(text)
+    expected_outer = enc.encode_ordinary(text * 3)
+    inner: list[list[int]] = []
+    outer_running = False
+    ran_inside: list[bool] = []
+
+    class EncodesWhenCollected:
+        def __init__(self) -> None:
+            self.cycle = self
+
+        def __del__(self) -> None:
+            ran_inside.append(outer_running)
+            inner.append(enc.encode_ordinary(text))
+
+    # The collector is set to run at the next allocation of a tracked object, which must be the
+    # list's: the method is bound before, and the interpreter's spare lists are used up (a list
+    # taken from them is no allocation).
+    encode, longer = enc.encode_ordinary, text * 3
+    old = gc.get_threshold()
+    try:
+        spare_lists_used_up = [[] for _ in range(1000)]
+        gc.collect()
+        for _ in range(50):
+            EncodesWhenCollected()
+        gc.set_threshold(1)
+        outer_running = True
+        outer = encode(longer)
+        outer_running = False
+    finally:
+        gc.set_threshold(*old)
+    del spare_lists_used_up
+    gc.collect()
+    assert outer == expected_outer
+    assert inner and all(ids == expected for ids in inner)
+    if sys.version_info < (3, 12):
+        assert any(ran_inside), "no finalizer ran while the list was made"
+    # Outside such a call, the ints are shared: the second list holds the first one's objects.
+    again = enc.encode_ordinary(text)
+    assert all(a is b for a, b in zip(enc.encode_ordinary(text), again, strict=True))
