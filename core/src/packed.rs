@@ -52,16 +52,16 @@ fn low_bytes(bytes: &[u8]) -> u64 {
     }
 }
 
-/// The bytes of a key made by [`pack16`].
-pub fn unpack16(key: u128) -> Vec<u8> {
+/// The bytes of a key made by [`pack16`]: they are the first `n` of the array.
+pub fn unpack16(key: u128) -> ([u8; 16], usize) {
     let bytes = key.to_le_bytes();
-    bytes[..usize::from(bytes[15])].to_vec()
+    (bytes, usize::from(bytes[15]))
 }
 
-/// The bytes of a key made by [`pack8`].
-pub fn unpack8(key: u64) -> Vec<u8> {
+/// The bytes of a key made by [`pack8`]: they are the first `n` of the array.
+pub fn unpack8(key: u64) -> ([u8; 8], usize) {
     let bytes = key.to_le_bytes();
-    bytes[..usize::from(bytes[7])].to_vec()
+    (bytes, usize::from(bytes[7]))
 }
 
 #[cfg(test)]
@@ -85,13 +85,15 @@ mod tests {
             for n in 0..=15 {
                 let bytes = &source[start..start + n];
                 assert_eq!(pack16(bytes), by_copy16(bytes), "{bytes:?}");
-                assert_eq!(unpack16(pack16(bytes)), bytes);
+                let (unpacked, len) = unpack16(pack16(bytes));
+                assert_eq!(&unpacked[..len], bytes);
                 if n <= 7 {
                     let mut buf = [0u8; 8];
                     buf[..n].copy_from_slice(bytes);
                     buf[7] = n as u8;
                     assert_eq!(pack8(bytes), u64::from_le_bytes(buf), "{bytes:?}");
-                    assert_eq!(unpack8(pack8(bytes)), bytes);
+                    let (unpacked, len) = unpack8(pack8(bytes));
+                    assert_eq!(&unpacked[..len], bytes);
                 }
             }
         }

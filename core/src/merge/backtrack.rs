@@ -279,31 +279,41 @@ impl Backtracker {
     /// Index the tokens of `table` (`None` only for tokens over 64 KiB, which no real
     /// vocabulary has; callers then keep the heap merge).
     pub(crate) fn new(table: &TokenTable) -> Option<Self> {
-        let mut tokens: Vec<(Vec<u8>, Rank)> = table.tokens();
-        tokens.sort_unstable();
-        let bound = tokens.iter().map(|t| t.1 as usize + 1).max()?;
+        let (bytes, mut spans) = table.tokens();
+        spans.sort_unstable_by(|a, b| bytes[a.0.clone()].cmp(&bytes[b.0.clone()]));
+        let bound = spans.iter().map(|t| t.1 as usize + 1).max()?;
         let mut split = vec![[NONE; 2]; bound];
         let mut len = vec![0u16; bound];
-        let mut reachable = Vec::with_capacity(tokens.len());
+        let mut reachable = Vec::with_capacity(spans.len());
         let mut monotone = true;
-        for (token, rank) in &tokens {
+        for (span, rank) in &spans {
+            let token = &bytes[span.clone()];
             let token_len = u16::try_from(token.len()).ok()?;
-            if token.len() > 1 {
-                // Merge the token's bytes alone, remembering the last join.
-                let mut last = [NONE; 2];
-                let mut parts = 0;
-                merge_alone(token, table, |l, r| last = [l, r], |_| parts += 1);
-                if parts != 1 {
-                    // A token that its own bytes do not merge into never forms in any text (a
-                    // part's bytes always merge as if alone), so leaving it out changes nothing.
-                    continue;
+            let last = match *token {
+                [_] => None,
+                // Two bytes have one way to merge.
+                [a, b] => Some([table.byte[usize::from(a)], table.byte[usize::from(b)]]),
+                _ => {
+                    // Merge the token's bytes alone, remembering the last join.
+                    let mut last = [NONE; 2];
+                    let mut parts = 0;
+                    merge_alone(token, table, |l, r| last = [l, r], |_| parts += 1);
+                    if parts != 1 {
+                        // A token that its own bytes do not merge into never forms in any text
+                        // (a part's bytes always merge as if alone), so leaving it out changes
+                        // nothing.
+                        continue;
+                    }
+                    Some(last)
                 }
+            };
+            if let Some(last) = last {
                 // Fact 2 needs ranks that grow along each merge (Llama 3 has a few that do not).
                 monotone &= last[0] < *rank && last[1] < *rank;
                 split[*rank as usize] = last;
             }
             len[*rank as usize] = token_len;
-            reachable.push((token.as_slice(), *rank));
+            reachable.push((token, *rank));
         }
         Some(Self {
             split,
