@@ -59,8 +59,13 @@ def test_letters_in_random_order_equal_tiktoken(name: str) -> None:
 
     from conftest import shared_path
 
-    names = ["xquad_th_thai", "cmrc2018_zh_chinese", "xquad_hi_hindi", "korquad_ko_korean"]
-    names.append("jsquad_ja_japanese")
+    names = [
+        "xquad_th_thai",
+        "cmrc2018_zh_chinese",
+        "xquad_hi_hindi",
+        "korquad_ko_korean",
+        "jsquad_ja_japanese",
+    ]
     letters = "".join(
         shared_path("corpus", "multilingual", f"wikipedia_{n}.txt").read_text(encoding="utf-8")
         for n in names

@@ -289,25 +289,16 @@ impl Backtracker {
         for (span, rank) in &spans {
             let token = &bytes[span.clone()];
             let token_len = u16::try_from(token.len()).ok()?;
-            let last = match *token {
-                [_] => None,
-                // Two bytes have one way to merge.
-                [a, b] => Some([table.byte[usize::from(a)], table.byte[usize::from(b)]]),
-                _ => {
-                    // Merge the token's bytes alone, remembering the last join.
-                    let mut last = [NONE; 2];
-                    let mut parts = 0;
-                    merge_alone(token, table, |l, r| last = [l, r], |_| parts += 1);
-                    if parts != 1 {
-                        // A token that its own bytes do not merge into never forms in any text
-                        // (a part's bytes always merge as if alone), so leaving it out changes
-                        // nothing.
-                        continue;
-                    }
-                    Some(last)
+            if token.len() > 1 {
+                // Merge the token's bytes alone, remembering the last join.
+                let mut last = [NONE; 2];
+                let mut parts = 0;
+                merge_alone(token, table, |l, r| last = [l, r], |_| parts += 1);
+                if parts != 1 {
+                    // A token that its own bytes do not merge into never forms in any text (a
+                    // part's bytes always merge as if alone), so leaving it out changes nothing.
+                    continue;
                 }
-            };
-            if let Some(last) = last {
                 // Fact 2 needs ranks that grow along each merge (Llama 3 has a few that do not).
                 monotone &= last[0] < *rank && last[1] < *rank;
                 split[*rank as usize] = last;
