@@ -324,6 +324,7 @@ impl CoreEncoder {
                 encode_cached(
                     &mut cache,
                     self.owner,
+                    text.as_bytes(),
                     bytes,
                     &self.table,
                     &self.byte_ranks,
@@ -348,6 +349,7 @@ impl CoreEncoder {
                 n += count_cached(
                     &mut cache,
                     owner,
+                    text.as_bytes(),
                     bytes,
                     table,
                     &self.byte_ranks,

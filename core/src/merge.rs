@@ -159,6 +159,43 @@ impl TokenTable {
     }
 }
 
+impl TokenTable {
+    /// The rank of `piece`, a subslice of `text`, if it is one token: the encoder's first
+    /// lookup for every piece (nine in ten pieces of English are one token).
+    ///
+    /// This is [`Lookup::rank`] again, inlined into the encoder's loop, so that its branches
+    /// (the piece's length, the filter, the hit) are predicted from their own history rather
+    /// than sharing it with the merge's lookups, which mostly miss. A piece of 3 to 7 bytes (two
+    /// thirds of English pieces) is read with one 8-byte load from `text`, masked to its length,
+    /// instead of the two length-dependent loads of [`pack8`]. Both together: `encode_ordinary`
+    /// 3-5% less time on English and code, o200k and cl100k (both builds in one process).
+    #[inline(always)]
+    pub fn piece_rank_in(&self, text: &[u8], piece: &[u8]) -> Option<Rank> {
+        let n = piece.len();
+        if n.wrapping_sub(3) <= SHORT_MAX - 3 {
+            // The piece's offset in `text`; anything else (not a subslice) finds no window or
+            // the wrong one, which the debug assertion catches.
+            let at = (piece.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
+            if let Some(window) = text.get(at..).and_then(|t| t.first_chunk::<8>()) {
+                debug_assert_eq!(&window[..n], piece);
+                let key = u64::from_le_bytes(*window) & ((1u64 << (8 * n)) - 1) | (n as u64) << 56;
+                return self.short.get(key);
+            }
+        }
+        match n {
+            1 => Some(self.byte[usize::from(piece[0])]),
+            2 => {
+                let r = self.pair[two(piece[0], piece[1])];
+                (r != Rank::MAX).then_some(r)
+            }
+            n if n <= SHORT_MAX => self.short.get(pack8(piece)),
+            n if n <= INLINE_MAX => self.medium.get(pack16(piece)),
+            n if n <= self.max_len => self.long.get(piece).copied(),
+            _ => None,
+        }
+    }
+}
+
 impl Lookup for TokenTable {
     #[inline]
     fn rank(&self, bytes: &[u8]) -> Option<Rank> {
@@ -952,6 +989,51 @@ mod tests {
         // The test means something only if letters were joined in advance.
         let joined = LETTERS_JOINED.with(std::cell::Cell::get) - before;
         assert!(joined > 5_000, "{joined}");
+    }
+
+    /// The encoder's whole-piece lookup reads a window of the text past the piece: it must give
+    /// `rank`'s answer for every piece at every place, the last bytes of the text included
+    /// (where no window of eight bytes fits), for tokens and non-tokens of every length.
+    #[test]
+    fn whole_piece_lookup_in_text_equals_rank() {
+        let tokens: [&[u8]; 12] = [
+            b"ab",
+            b"abc",
+            b"abca",
+            b"abcab",
+            b"abcabc",
+            b"abcabca",
+            b"abcabcab",
+            b"ca",
+            b"cab",
+            b"bca",
+            b"abcabcabcabcabc",
+            b"abcabcabcabcabca",
+        ];
+        let (ranks, byte_ranks) = vocab(&tokens);
+        let table = TokenTable::new(&ranks, &byte_ranks);
+        let mut seed = 5;
+        let mut texts = vec![b"abcabcabcabcabcabc".to_vec(), b"xabcabca".to_vec()];
+        texts.extend((0..20).map(|_| crate::test_data::random_text(&mut seed, 40, b"abcx")));
+        let mut found = [0usize; 17];
+        for text in &texts {
+            for start in 0..text.len() {
+                for end in start + 1..=text.len().min(start + 16) {
+                    let piece = &text[start..end];
+                    let expected = table.rank(piece);
+                    assert_eq!(table.piece_rank_in(text, piece), expected, "{piece:?}");
+                    assert_eq!(expected, ranks.get(piece).copied(), "{piece:?}");
+                    if expected.is_some() {
+                        found[piece.len()] += 1;
+                    }
+                }
+            }
+        }
+        // Every length from 1 to 8 and 15, 16 was found as a token somewhere.
+        assert!(
+            found[1..=8].iter().chain(&found[15..=16]).all(|&n| n > 0),
+            "{found:?}"
+        );
     }
 
     #[test]

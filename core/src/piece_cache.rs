@@ -10,7 +10,7 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::Rank;
-use crate::merge::{Lookup, TokenTable, merge_piece};
+use crate::merge::{TokenTable, merge_piece};
 use crate::packed::pack16;
 
 const SLOTS: usize = 4096;
@@ -105,12 +105,13 @@ impl PieceCache {
 pub fn count_cached(
     cache: &mut Option<&mut PieceCache>,
     owner: u32,
+    text: &[u8],
     piece: &[u8],
     table: &TokenTable,
     byte_ranks: &[Rank; 256],
     scratch: &mut Vec<Rank>,
 ) -> usize {
-    if table.rank(piece).is_some() {
+    if table.piece_rank_in(text, piece).is_some() {
         return 1;
     }
     scratch.clear();
@@ -126,12 +127,13 @@ pub fn count_cached(
 pub fn encode_cached(
     cache: &mut Option<&mut PieceCache>,
     owner: u32,
+    text: &[u8],
     piece: &[u8],
     table: &TokenTable,
     byte_ranks: &[Rank; 256],
     out: &mut Vec<Rank>,
 ) {
-    if let Some(rank) = table.rank(piece) {
+    if let Some(rank) = table.piece_rank_in(text, piece) {
         out.push(rank);
     } else if let Some(cache) = cache {
         cache.merge(owner, piece, table, byte_ranks, out);
