@@ -330,6 +330,26 @@ def test_surrogates_are_repaired_like_tiktoken(text: str) -> None:
     enc = toy()
     repaired = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     assert enc.decode(enc.encode(text)) == repaired
+    # encode_ordinary is the compiled method itself (no Python around it): it repairs too.
+    assert enc.encode_ordinary(text) == enc.encode_ordinary(repaired)
+    assert enc.decode(enc.encode_ordinary(text)) == repaired
+
+
+def test_encode_ordinary_is_the_compiled_method_unless_overridden() -> None:
+    enc = toy()
+    assert enc.encode_ordinary == enc._core.encode_ordinary
+    # The method documented on the class gives the same ids.
+    text = "ab abc\ud800 <|end|>"
+    assert bytepair.Encoding.encode_ordinary(enc, text) == enc.encode_ordinary(text)
+    assert pickle.loads(pickle.dumps(enc)).encode_ordinary("abc ab") == [257, 32, 256]
+
+    class Shouting(bytepair.Encoding):
+        def encode_ordinary(self, text: str) -> list[int]:
+            return super().encode_ordinary(text.upper())
+
+    ranks = {bytes([b]): b for b in range(256)}
+    loud = Shouting("loud", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={})
+    assert loud.encode_ordinary("ab") == [ord("A"), ord("B")]
 
 
 @settings(max_examples=200, deadline=None)

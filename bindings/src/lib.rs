@@ -14,7 +14,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyError, PyMemoryError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
 mod formats;
 mod train;
@@ -818,7 +818,26 @@ impl CoreEncoding {
         self.core.id_bound()
     }
 
-    fn encode_ordinary<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+    /// `Encoding.encode_ordinary`, lone surrogates included: the Python method is this one,
+    /// with nothing around it (a Python frame cost 3-5% of the call on English paragraphs).
+    fn encode_ordinary<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyString>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let repaired;
+        let text = match text.to_str() {
+            Ok(text) => text,
+            // Lone surrogates have no UTF-8 form. As tiktoken does: pair up what can be
+            // paired, replace the rest with U+FFFD.
+            Err(_) => {
+                repaired = text
+                    .call_method1("encode", ("utf-16", "surrogatepass"))?
+                    .call_method1("decode", ("utf-16", "replace"))?
+                    .cast_into::<PyString>()?;
+                repaired.to_str()?
+            }
+        };
         with_id_buffer(|ids| {
             py.detach(|| self.core.encode_ordinary_into(text, ids))
                 .map_err(to_py_err)?;
