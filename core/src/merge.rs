@@ -39,6 +39,10 @@ pub trait Lookup {
         None
     }
 
+    /// Start loading what `rank(bytes)` will read; nothing by default.
+    #[inline]
+    fn prefetch(&self, _bytes: &[u8]) {}
+
     /// Append the ids of a long `piece` by a linear-time method and return true, or return
     /// false (appending nothing) to have the caller use the heap merge.
     fn merge_long(&self, _piece: &[u8], _out: &mut Vec<Rank>) -> bool {
@@ -222,6 +226,17 @@ impl Lookup for TokenTable {
     #[inline]
     fn premerge(&self) -> Option<&PreMerge> {
         Some(&self.premerge)
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, bytes: &[u8]) {
+        match bytes.len() {
+            3..=SHORT_MAX => self.short.prefetch(pack8(bytes)),
+            n if (SHORT_MAX + 1..=INLINE_MAX).contains(&n) => {
+                self.medium.prefetch(pack16(bytes));
+            }
+            _ => {}
+        }
     }
 
     fn merge_long(&self, piece: &[u8], out: &mut Vec<Rank>) -> bool {
@@ -668,6 +683,29 @@ fn flat_merge_in<L: Lookup, const SIZE: usize>(
         best = best.min(keys[p]);
         p = q;
     }
+    // A merge's lookups form a chain (each pair to look up depends on the merges before it),
+    // and on fresh text each link waits for memory. The first merges look up runs of three
+    // and four parts: start loading all of those now. Only for pieces of up to 16 bytes: with
+    // every piece, cl100k's multilingual text took 8% more time (long pieces of many short
+    // parts, whose tables are small enough to stay in cache); with short ones only, English
+    // took 2-7% less (o200k and cl100k), o200k's multilingual 1-4% (both builds in one
+    // process, medians of per-slice ratios).
+    if SIZE == FLAT_MERGE_SHORT_LEN && n <= 16 {
+        let mut first = 0;
+        while first < n {
+            let second = usize::from(next[first]);
+            let third = match next.get(second) {
+                Some(&third) if second < n && usize::from(third) < n => usize::from(third),
+                _ => break,
+            };
+            let fourth = usize::from(next[third]);
+            ranks.prefetch(&piece[first..fourth]);
+            if fourth < n {
+                ranks.prefetch(&piece[first..usize::from(next[fourth])]);
+            }
+            first = second;
+        }
+    }
     // Every part, the last one included (its key stays `NO_PAIR`).
     let scanned = &mut keys[..n.div_ceil(LANES) * LANES];
     // With the large arrays, the lowest key of each block of `LANES` keys is kept, so that a
@@ -715,6 +753,7 @@ fn flat_merge_in<L: Lookup, const SIZE: usize>(
         } else {
             NO_PAIR
         };
+
         if !two_level {
             best = lowest_key(scanned).min(joined).min(preceding);
         }

@@ -163,6 +163,15 @@ impl<K: Key, const W: usize> BucketTable<K, W> {
         }
     }
 
+    /// Start loading what [`Self::get`] of `key` will read (the filter words, the home bucket).
+    #[inline(always)]
+    pub fn prefetch(&self, key: K) {
+        let [a, b] = self.filter_bits(key);
+        crate::prefetch(&self.filter[a / 64]);
+        crate::prefetch(&self.filter[b / 64]);
+        crate::prefetch(&self.buckets[self.home(key)]);
+    }
+
     /// The rank of `key`, if it is in the table.
     #[inline(always)]
     pub fn get(&self, key: K) -> Option<Rank> {
