@@ -171,7 +171,7 @@ impl TokenTable {
     /// (the piece's length, the filter, the hit) are predicted from their own history rather
     /// than sharing it with the merge's lookups, which mostly miss. A piece of 3 to 7 bytes (two
     /// thirds of English pieces) is read with one 8-byte load from `text`, masked to its length,
-    /// instead of the two length-dependent loads of [`pack8`]. Both together: `encode_ordinary`
+    /// instead of the two length-dependent loads of `pack8`. Both together: `encode_ordinary`
     /// 3-5% less time on English and code, o200k and cl100k (both builds in one process).
     /// Such a piece also skips the Bloom filter, which would nearly always answer "maybe"
     /// (another 1-3%, and a tenth fewer L1 misses in cachegrind).
