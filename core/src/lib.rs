@@ -31,6 +31,11 @@ mod test_data;
 pub mod train;
 
 pub use encoder::CoreEncoder;
+pub use error::Error;
+pub use pretokenize::Pretokenizer;
+
+/// A token id. Ranks and ids are the same thing for byte-level BPE vocabularies.
+pub type Rank = u32;
 
 /// Ask the CPU to bring the cache line holding `value` in: a hint that reads nothing.
 #[inline(always)]
@@ -47,8 +52,3 @@ pub(crate) fn prefetch<T>(value: &T) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = value;
 }
-pub use error::Error;
-pub use pretokenize::Pretokenizer;
-
-/// A token id. Ranks and ids are the same thing for byte-level BPE vocabularies.
-pub type Rank = u32;
