@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import pickle
 import threading
+import weakref
 from typing import Any
 
 import pytest
@@ -350,6 +352,54 @@ def test_encode_ordinary_is_the_compiled_method_unless_overridden() -> None:
     ranks = {bytes([b]): b for b in range(256)}
     loud = Shouting("loud", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={})
     assert loud.encode_ordinary("ab") == [ord("A"), ord("B")]
+
+
+def test_encode_and_count_with_defaults_are_compiled_and_pass_the_rest_on() -> None:
+    enc = toy()
+    method_encode, method_count = bytepair.Encoding.encode, bytepair.Encoding.count
+    assert type(enc.encode).__name__ == "builtin_function_or_method"
+    assert type(enc.count).__name__ == "builtin_function_or_method"
+    for text in ["abc ab \u00e9", "", "a\ud800b", "\ud83d\ude00 ab"]:
+        assert enc.encode(text) == method_encode(enc, text)
+        assert enc.count(text) == method_count(enc, text) == len(enc.encode(text))
+    # A special token's text: the method's error, naming the token.
+    for call, method in ((enc.encode, method_encode), (enc.count, method_count)):
+        with pytest.raises(ValueError) as raised:
+            call("a <|end|>")
+        with pytest.raises(ValueError) as expected:
+            method(enc, "a <|end|>")
+        assert type(raised.value) is type(expected.value)
+        assert str(raised.value) == str(expected.value)
+        assert "<|end|>" in str(raised.value)
+        with pytest.raises(TypeError):
+            call(5)
+        with pytest.raises(TypeError):
+            call("a", "b")
+    # Keyword arguments go to the method.
+    assert enc.encode("a <|end|>", allowed_special="all") == [97, 32, 300]
+    assert enc.count("a <|end|>", disallowed_special=()) == 9
+    assert enc.encode(text="ab") == [256]
+    assert pickle.loads(pickle.dumps(enc)).count("abc ab") == 3
+
+    class Counting(bytepair.Encoding):
+        def count(self, text: str, **kwargs: Any) -> int:
+            return -1
+
+    ranks = {bytes([b]): b for b in range(256)}
+    mine = Counting("c", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={})
+    assert mine.count("ab") == -1
+    assert mine.encode("ab") == [97, 98]
+
+
+def test_an_encoding_with_compiled_calls_is_freed() -> None:
+    # Its compiled encode and count hold the Python methods bound to it (a cycle through its
+    # __dict__): the collector must still free it.
+    enc = toy()
+    assert enc.encode("ab") == [256] and enc.count("ab") == 1
+    gone = weakref.ref(enc)
+    del enc
+    gc.collect()
+    assert gone() is None
 
 
 @settings(max_examples=200, deadline=None)

@@ -10,11 +10,13 @@ use std::sync::{Arc, Mutex, TryLockError};
 use bytepair_core::added::AddedVocabulary;
 use bytepair_core::encoder::SpecialMatcher;
 use bytepair_core::{CoreEncoder, Error, Pretokenizer, Rank};
+use pyo3::PyTraverseError;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyError, PyMemoryError, PyValueError};
+use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 mod formats;
 mod train;
@@ -1071,10 +1073,153 @@ fn scanner_for(pattern: &str) -> PyResult<Option<String>> {
     Ok(p.scanner().map(|s| format!("{s:?}").to_lowercase()))
 }
 
+/// The default-argument calls of one `Encoding`: its `encode` and `count` are these methods
+/// (bound, so called without building an argument tuple). With one text and no keyword
+/// arguments they check the text against the default disallowed set and encode or count it
+/// in one call, with no Python frame; anything else goes to the Python method (bound to the
+/// encoding): keyword arguments, a text with lone surrogates or of another type, or one that
+/// spells a disallowed special token (so that the error is the one the method words).
+#[pyclass(module = "bytepair._core")]
+struct DefaultCalls {
+    core: Py<CoreEncoding>,
+    allowed: Option<Py<SpecialSet>>,
+    disallowed: Option<Py<SpecialSet>>,
+    /// `Encoding.encode` and `Encoding.count` bound to the encoding (a cycle through its
+    /// `__dict__`, which the collector breaks: both become `None`).
+    encode_method: Option<Py<PyAny>>,
+    count_method: Option<Py<PyAny>>,
+}
+
+impl DefaultCalls {
+    /// The default call's answer, or `None` if it must go to the Python method.
+    fn fast<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyAny>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+        count: bool,
+    ) -> PyResult<Option<Py<PyAny>>> {
+        if !args.is_empty() || kwargs.is_some_and(|k| !k.is_empty()) {
+            return Ok(None);
+        }
+        let Some(plain) = text.cast::<PyString>().ok().and_then(|t| t.to_str().ok()) else {
+            return Ok(None);
+        };
+        let core = self.core.get();
+        let allowed = self.allowed.as_ref().map(Py::get);
+        let disallowed = self.disallowed.as_ref().map(Py::get);
+        let done = if count {
+            py.detach(|| core.count_one(plain, allowed, disallowed))
+                .map(|n| {
+                    n.into_pyobject(py)
+                        .map_or_else(|e| match e {}, |n| n.into_any().unbind())
+                })
+        } else {
+            core.with_encoded(py, plain, allowed, disallowed, |ids| {
+                core.id_list(py, ids).map(|list| list.into_any().unbind())
+            })
+        };
+        match done {
+            Err(e) if e.is_instance_of::<DisallowedSpecial>(py) => Ok(None),
+            done => done.map(Some),
+        }
+    }
+
+    fn slow<'py>(
+        method: Option<&Py<PyAny>>,
+        py: Python<'py>,
+        text: &Bound<'py, PyAny>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        let method = method
+            .ok_or_else(|| PyValueError::new_err("this method's encoding is being collected"))?;
+        let all: Vec<Bound<'py, PyAny>> =
+            std::iter::once(text.clone()).chain(args.iter()).collect();
+        method.call(py, PyTuple::new(py, all)?, kwargs)
+    }
+}
+
+#[pymethods]
+impl DefaultCalls {
+    #[new]
+    #[pyo3(signature = (core, allowed, disallowed, encode_method, count_method))]
+    fn new(
+        core: Py<CoreEncoding>,
+        allowed: Option<Py<SpecialSet>>,
+        disallowed: Option<Py<SpecialSet>>,
+        encode_method: Py<PyAny>,
+        count_method: Py<PyAny>,
+    ) -> PyResult<Self> {
+        let encoder = core.get();
+        for set in [&allowed, &disallowed].into_iter().flatten() {
+            encoder.own(Some(set.get()))?;
+        }
+        Ok(Self {
+            core,
+            allowed,
+            disallowed,
+            encode_method: Some(encode_method),
+            count_method: Some(count_method),
+        })
+    }
+
+    /// `Encoding.encode` (see its documentation), compiled for the default arguments.
+    #[pyo3(signature = (text, *args, **kwargs))]
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyAny>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        match self.fast(py, text, args, kwargs, false)? {
+            Some(done) => Ok(done),
+            None => Self::slow(self.encode_method.as_ref(), py, text, args, kwargs),
+        }
+    }
+
+    /// `Encoding.count` (see its documentation), compiled for the default arguments.
+    #[pyo3(signature = (text, *args, **kwargs))]
+    fn count<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyAny>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        match self.fast(py, text, args, kwargs, true)? {
+            Some(done) => Ok(done),
+            None => Self::slow(self.count_method.as_ref(), py, text, args, kwargs),
+        }
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.core)?;
+        for set in [&self.allowed, &self.disallowed].into_iter().flatten() {
+            visit.call(set)?;
+        }
+        for method in [&self.encode_method, &self.count_method]
+            .into_iter()
+            .flatten()
+        {
+            visit.call(method)?;
+        }
+        Ok(())
+    }
+
+    fn __clear__(&mut self) {
+        self.encode_method = None;
+        self.count_method = None;
+    }
+}
+
 #[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CoreEncoding>()?;
     m.add_class::<SpecialSet>()?;
+    m.add_class::<DefaultCalls>()?;
     m.add("DisallowedSpecial", m.py().get_type::<DisallowedSpecial>())?;
     m.add_class::<train::PieceCounter>()?;
     m.add_function(wrap_pyfunction!(byte_map_table, m)?)?;

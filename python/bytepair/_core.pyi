@@ -2,10 +2,11 @@
 
 from collections.abc import Callable
 from os import PathLike
-from typing import final
+from typing import Any, final
 
 __all__ = [
     "CoreEncoding",
+    "DefaultCalls",
     "DisallowedSpecial",
     "PieceCounter",
     "SpecialSet",
@@ -22,6 +23,22 @@ class DisallowedSpecial(ValueError):
 @final
 class SpecialSet:
     """Special tokens of one ``CoreEncoding``, compiled for ``allowed`` and ``disallowed``."""
+
+@final
+class DefaultCalls:
+    """``Encoding.encode`` and ``Encoding.count`` of one encoding, compiled for the default
+    special-token arguments; any other call goes to the Python method given."""
+
+    def __new__(
+        cls,
+        core: CoreEncoding,
+        allowed: SpecialSet | None,
+        disallowed: SpecialSet | None,
+        encode_method: Callable[..., Any],
+        count_method: Callable[..., Any],
+    ) -> DefaultCalls: ...
+    def encode(self, text: str, *args: Any, **kwargs: Any) -> Any: ...
+    def count(self, text: str, *args: Any, **kwargs: Any) -> Any: ...
 
 @final
 class CoreEncoding:
