@@ -1126,14 +1126,25 @@ impl DefaultCalls {
         }
     }
 
-    fn slow<'py>(
-        method: Option<&Py<PyAny>>,
+    /// `encode` or `count` of `text`: the default call in one step, or the Python method.
+    fn call<'py>(
+        &self,
         py: Python<'py>,
         text: &Bound<'py, PyAny>,
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
+        count: bool,
     ) -> PyResult<Py<PyAny>> {
+        if let Some(done) = self.fast(py, text, args, kwargs, count)? {
+            return Ok(done);
+        }
+        let method = if count {
+            &self.count_method
+        } else {
+            &self.encode_method
+        };
         let method = method
+            .as_ref()
             .ok_or_else(|| PyValueError::new_err("this method's encoding is being collected"))?;
         let all: Vec<Bound<'py, PyAny>> =
             std::iter::once(text.clone()).chain(args.iter()).collect();
@@ -1174,10 +1185,7 @@ impl DefaultCalls {
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
-        match self.fast(py, text, args, kwargs, false)? {
-            Some(done) => Ok(done),
-            None => Self::slow(self.encode_method.as_ref(), py, text, args, kwargs),
-        }
+        self.call(py, text, args, kwargs, false)
     }
 
     /// `Encoding.count` (see its documentation), compiled for the default arguments.
@@ -1189,10 +1197,7 @@ impl DefaultCalls {
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
-        match self.fast(py, text, args, kwargs, true)? {
-            Some(done) => Ok(done),
-            None => Self::slow(self.count_method.as_ref(), py, text, args, kwargs),
-        }
+        self.call(py, text, args, kwargs, true)
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {

@@ -165,7 +165,7 @@ impl TokenTable {
     /// The rank of `piece`, a subslice of `text`, if it is one token: the encoder's first
     /// lookup for every piece (nine in ten pieces of English are one token).
     ///
-    /// This is [`Lookup::rank`] again, inlined into the encoder's loop, so that its branches
+    /// This is [`Lookup::rank`] inlined into the encoder's loop, so that its branches
     /// (on the piece's length, on finding it) are predicted from their own history rather than
     /// sharing it with the merge's lookups, which mostly miss. A piece of 3 to 7 bytes (two
     /// thirds of English pieces) is read with one 8-byte load from `text`, masked to its length,
@@ -186,23 +186,13 @@ impl TokenTable {
                 return self.short.get_present(key);
             }
         }
-        match n {
-            1 => Some(self.byte[usize::from(piece[0])]),
-            2 => {
-                let r = self.pair[two(piece[0], piece[1])];
-                (r != Rank::MAX).then_some(r)
-            }
-            n if n <= SHORT_MAX => self.short.get(pack8(piece)),
-            n if n <= INLINE_MAX => self.medium.get(pack16(piece)),
-            n if n <= self.max_len => self.long.get(piece).copied(),
-            _ => None,
-        }
+        self.rank_by_length(piece)
     }
-}
 
-impl Lookup for TokenTable {
-    #[inline]
-    fn rank(&self, bytes: &[u8]) -> Option<Rank> {
+    /// [`Lookup::rank`]'s body, inlined into each caller so that each has its own copy of the
+    /// branches.
+    #[inline(always)]
+    fn rank_by_length(&self, bytes: &[u8]) -> Option<Rank> {
         match bytes.len() {
             1 => Some(self.byte[usize::from(bytes[0])]),
             2 => {
@@ -214,6 +204,13 @@ impl Lookup for TokenTable {
             n if n <= self.max_len => self.long.get(bytes).copied(),
             _ => None,
         }
+    }
+}
+
+impl Lookup for TokenTable {
+    #[inline]
+    fn rank(&self, bytes: &[u8]) -> Option<Rank> {
+        self.rank_by_length(bytes)
     }
 
     #[inline]
