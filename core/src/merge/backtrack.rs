@@ -626,18 +626,23 @@ mod real_vocabularies {
         "llama4/tokenizer.model",
     ];
 
-    /// The tokens shared out between threads come back in order: the same last joins as
-    /// merging every token on one thread.
-    #[test]
-    fn last_joins_on_threads_equal_one_thread() {
-        let Some(shared) = shared() else { return };
-        let data = std::fs::read(shared.join("vocab").join(VOCABS[3])).unwrap();
+    /// The token table of a vocabulary file of `../shared/vocab`, with its single bytes' ranks.
+    fn load(shared: &std::path::Path, vocab: &str) -> (TokenTable, [Rank; 256]) {
+        let data = std::fs::read(shared.join("vocab").join(vocab)).unwrap();
         let ranks: RankMap = crate::formats::tiktoken::parse(&data)
             .unwrap()
             .into_iter()
             .collect();
         let byte_ranks: [Rank; 256] = std::array::from_fn(|b| ranks[&vec![b as u8]]);
-        let table = TokenTable::new(&ranks, &byte_ranks);
+        (TokenTable::new(&ranks, &byte_ranks), byte_ranks)
+    }
+
+    /// The tokens shared out between threads come back in order: the same last joins as
+    /// merging every token on one thread.
+    #[test]
+    fn last_joins_on_threads_equal_one_thread() {
+        let Some(shared) = shared() else { return };
+        let (table, _) = load(&shared, VOCABS[3]);
         let (bytes, spans) = table.tokens();
         let got = last_joins(&bytes, &spans, &table);
         let one_thread: Vec<Option<[Rank; 2]>> = spans
@@ -658,13 +663,7 @@ mod real_vocabularies {
             .map(|f| std::fs::read(f).unwrap())
             .collect();
         for vocab in VOCABS {
-            let data = std::fs::read(shared.join("vocab").join(vocab)).unwrap();
-            let ranks: RankMap = crate::formats::tiktoken::parse(&data)
-                .unwrap()
-                .into_iter()
-                .collect();
-            let byte_ranks: [Rank; 256] = std::array::from_fn(|b| ranks[&vec![b as u8]]);
-            let table = TokenTable::new(&ranks, &byte_ranks);
+            let (table, byte_ranks) = load(&shared, vocab);
             let start = std::time::Instant::now();
             let backtracker = Backtracker::new(&table);
             eprintln!("{vocab}: built in {:?}", start.elapsed());
