@@ -12,8 +12,9 @@
 //! - [`formats`]: the vocabulary files worth parsing in Rust (tiktoken, GPT-2/HF merges);
 //! - [`train`]: learning merges from a corpus.
 //!
-//! Errors are values ([`Error`]); nothing reachable from input panics. The one `unsafe` call is
-//! a prefetch hint, which reads nothing.
+//! Errors are values ([`Error`]); nothing reachable from input panics. Two `unsafe` blocks: a
+//! prefetch hint, which reads nothing, and the SIMD loads and compares of the o200k block
+//! scanner ([`pretokenize`]), which read 16 bytes of a 64-byte array.
 #![deny(unsafe_code)]
 
 pub mod added;

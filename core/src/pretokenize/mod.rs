@@ -5,6 +5,7 @@
 //! and in linear time; any other pattern goes through `fancy-regex` (which supports the lookahead
 //! these patterns use). [`Pretokenizer::new`] picks the scanner when it recognises the pattern.
 
+mod blocks;
 mod classes;
 #[cfg(test)]
 mod differential_tests;
@@ -85,7 +86,7 @@ impl Pretokenizer {
             Engine::Scanner(scanner, cls) => match scanner {
                 Scanner::Gpt2 => scan_all(text, f, |b, i| scanners::gpt2(cls, b, i)),
                 Scanner::Cl100k => scan_all(text, f, |b, i| scanners::cl100k(cls, b, i)),
-                Scanner::O200k => scan_all(text, f, |b, i| scanners::o200k(cls, b, i)),
+                Scanner::O200k => blocks::scan_o200k(text, f, |b, i| scanners::o200k(cls, b, i)),
                 Scanner::Llama3 => scan_all(text, f, |b, i| scanners::llama3(cls, b, i)),
             },
             Engine::Regex(regex) => {

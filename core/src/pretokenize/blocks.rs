@@ -1,0 +1,496 @@
+//! o200k's pieces 64 bytes at a time: where ASCII text is cut, found with bit masks, not one
+//! character at a time.
+//!
+//! The scalar scanner ([`super::scanners::o200k`]) decides each piece with a few branches on
+//! the classes of its characters; in English text those branches are taken or not with little
+//! pattern, and their mispredictions made the scanner about a tenth of the encoder's time. Here a
+//! block of 64 bytes that starts where a piece starts is classified with SIMD compares (one bit
+//! per byte and class), and the starts of all its pieces come out of a fixed sequence of bit
+//! operations. The encoder then walks the start bits.
+//!
+//! Only starts that the block can prove are used: a start may depend on up to two characters
+//! after it (a contraction `'ll`), and where a whitespace run ends depends on what follows it,
+//! so the proven region stops two bytes before the first byte that is not ASCII (or the end of
+//! the block) and before a whitespace run that reaches it. The piece that begins at the last
+//! proven start is not emitted; the next block starts there. Whatever a block cannot decide
+//! (non-ASCII text, a piece longer than the block, the end of the text) goes to the scalar
+//! scanner, one piece at a time, so the two always agree (and differential tests check that
+//! they do, on the corpus and on random text).
+//!
+//! The rules, for ASCII (`U` = `[A-Z]`, `W` = `[a-z]`; `\p{Lm}`, `\p{Lo}` and marks, which make
+//! o200k's word forms subtle, are not ASCII):
+//! - A word is an optional prefix character, the maximal `U` run, the maximal `W` run, and an
+//!   optional contraction. So inside a letter run a piece starts at an upper-case letter that
+//!   follows a lower-case one. The prefix (any character but a letter, digit, `\r` or `\n`) is
+//!   taken when it begins a piece: a space or tab always does (it is the last character of its
+//!   whitespace run), punctuation does unless it continues a punctuation run, follows a space
+//!   (` ?P+` takes both) or is absorbed by the tail of a punctuation run.
+//! - A contraction (`'s`, `'t`, `'m`, `'d`, `'re`, `'ve`, `'ll`, any case) right after a word's
+//!   letters belongs to the word; the character after it starts a piece.
+//! - Digits: groups of three from the start of the run.
+//! - Punctuation: ` ?P+[\r\n/]*`: a maximal run, with the space before it, and a tail of `\r`,
+//!   `\n` and `/`.
+//! - Whitespace (not absorbed by a tail): a run is cut after its last newline, and its last
+//!   character (if a space or tab) is a piece of its own or the prefix of what follows.
+
+/// One bit per byte of a block (bit `i` is byte `i`), per class.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+struct Masks {
+    /// `[A-Z]`
+    upper: u64,
+    /// `[a-z]`
+    lower: u64,
+    /// `[0-9]`
+    digit: u64,
+    /// `' '`
+    space: u64,
+    /// `\r`, `\n`
+    newline: u64,
+    /// `\t`, `\n`, `\x0b`, `\x0c`, `\r`, `' '` (Unicode White_Space in ASCII)
+    white: u64,
+    /// `'`
+    apostrophe: u64,
+    /// `/`
+    slash: u64,
+    /// bytes of non-ASCII characters
+    high: u64,
+}
+
+/// The classes of 64 bytes, with SSE2 (every x86_64 CPU has it).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+#[allow(unsafe_code)]
+fn classify(block: &[u8; 64]) -> Masks {
+    use std::arch::x86_64::{
+        __m128i, _mm_add_epi8, _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8,
+        _mm_or_si128, _mm_set1_epi8,
+    };
+    let mut m = Masks::default();
+    for (k, chunk) in block.chunks_exact(16).enumerate() {
+        let shift = 16 * k;
+        // SAFETY: SSE2 is part of x86_64 (the intrinsics are `unsafe` only because that is a
+        // target feature); the load reads the 16 bytes of `chunk`, with no alignment needed.
+        unsafe {
+            let v = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
+            let bits = |x: __m128i| u64::from(_mm_movemask_epi8(x) as u16) << shift;
+            let eq = |c: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8));
+            // `lo <= v < lo + n` as one signed compare: move `lo` to -128.
+            let within = |lo: u8, n: u8| {
+                let moved = _mm_add_epi8(v, _mm_set1_epi8(128u8.wrapping_sub(lo) as i8));
+                _mm_cmplt_epi8(moved, _mm_set1_epi8(128u8.wrapping_add(n) as i8))
+            };
+            m.upper |= bits(within(b'A', 26));
+            m.lower |= bits(within(b'a', 26));
+            m.digit |= bits(within(b'0', 10));
+            m.space |= bits(eq(b' '));
+            m.newline |= bits(_mm_or_si128(eq(b'\r'), eq(b'\n')));
+            m.white |= bits(_mm_or_si128(within(b'\t', 5), eq(b' ')));
+            m.apostrophe |= bits(eq(b'\''));
+            m.slash |= bits(eq(b'/'));
+            m.high |= bits(v);
+        }
+    }
+    m
+}
+
+/// The same classes, a byte at a time (other architectures, and the tests' reference).
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+fn classify_bytes(block: &[u8; 64]) -> Masks {
+    let mut m = Masks::default();
+    for (i, &b) in block.iter().enumerate() {
+        let bit = 1u64 << i;
+        let set = |mask: &mut u64, yes: bool| {
+            if yes {
+                *mask |= bit;
+            }
+        };
+        set(&mut m.upper, b.is_ascii_uppercase());
+        set(&mut m.lower, b.is_ascii_lowercase());
+        set(&mut m.digit, b.is_ascii_digit());
+        set(&mut m.space, b == b' ');
+        set(&mut m.newline, b == b'\r' || b == b'\n');
+        set(&mut m.white, matches!(b, b'\t'..=b'\r' | b' '));
+        set(&mut m.apostrophe, b == b'\'');
+        set(&mut m.slash, b == b'/');
+        set(&mut m.high, b >= 0x80);
+    }
+    m
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn classify(block: &[u8; 64]) -> Masks {
+    classify_bytes(block)
+}
+
+/// Bits `i` such that `seed` has bit `j >= i` and `through` has every bit in `i..j`: each seed
+/// bit spread down over the run of `through` bits just below it (Kogge-Stone, six steps).
+#[inline(always)]
+fn spread_down(seed: u64, through: u64) -> u64 {
+    let (mut reach, mut pass) = (seed, through);
+    for step in [1, 2, 4, 8, 16, 32] {
+        reach |= pass & (reach >> step);
+        pass &= pass >> step;
+    }
+    reach
+}
+
+/// The same upwards: bits `j` such that `seed` has bit `i <= j` and `through` every bit in
+/// `i+1..=j`. (An addition would carry a seed up a run only if no other seed were in it.)
+#[inline(always)]
+fn spread_up(seed: u64, through: u64) -> u64 {
+    let (mut reach, mut pass) = (seed, through);
+    for step in [1, 2, 4, 8, 16, 32] {
+        reach |= pass & (reach << step);
+        pass &= pass << step;
+    }
+    reach
+}
+
+/// The starts of the pieces of o200k in `block`, which begins where a piece begins: bit `i` is
+/// set when a piece starts at byte `i`. Only bits below the returned count are proven. When the
+/// text ends inside the block, at `end` (the bytes after it are not ASCII, so unknown), the end
+/// is where the last piece ends: its bit is set and proven too.
+#[inline(always)]
+fn o200k_starts(block: &[u8; 64], m: &Masks, end: Option<u32>) -> (u64, u32) {
+    let letter = m.upper | m.lower;
+    let tab = m.white & !m.newline & !m.space;
+    let punct = !(letter | m.digit | m.white | m.high);
+
+    // Contractions: an apostrophe after a letter, checked byte by byte (a few per block at most).
+    let (mut one, mut two) = (0u64, 0u64);
+    let mut candidates = m.apostrophe & (letter << 1) & ((1 << 62) - 1);
+    while candidates != 0 {
+        let q = candidates.trailing_zeros() as usize;
+        candidates &= candidates - 1;
+        // `| 0x20` lower-cases ASCII letters and maps no other byte onto one.
+        let (first, second) = (block[q + 1] | 0x20, block[q + 2] | 0x20);
+        match (first, second) {
+            (b's' | b't' | b'm' | b'd', _) => one |= 1 << q,
+            (b'r' | b'v', b'e') | (b'l', b'l') => two |= 1 << q,
+            _ => {}
+        }
+    }
+    let contraction = one | two;
+    let contraction_letters = (contraction << 1) | (two << 2);
+    let after_contraction = (one << 2) | (two << 3);
+
+    // The tail `[\r\n/]*` of a punctuation run: from a newline right after punctuation.
+    let newline_or_slash = m.newline | m.slash;
+    let tail_start = m.newline & (punct << 1);
+    let tail = if tail_start == 0 {
+        0
+    } else {
+        spread_up(tail_start, newline_or_slash)
+    };
+    let punct = punct & !tail;
+    // A punctuation run's first character, not a contraction's apostrophe.
+    let punct_run = punct & !(punct << 1) & !contraction;
+    // ...which starts a piece unless a space before it does (` ?P+`); then it can be a prefix.
+    let punct_start = punct_run & !(m.space << 1);
+
+    let word = letter & !(letter << 1) & !contraction_letters;
+    let prefixed = word & ((m.space | tab | punct_start) << 1);
+    let camel = m.upper & (m.lower << 1) & !contraction_letters;
+
+    let three_digits = m.digit & (m.digit << 1) & (m.digit << 2);
+    let mut group = m.digit & !(m.digit << 1);
+    let mut digits = group;
+    while group != 0 {
+        group = (group << 3) & three_digits;
+        digits |= group;
+    }
+
+    let white = m.white & !tail;
+    let blank = white & !m.newline;
+    let white_newline = white & m.newline;
+    // A newline followed, within its run, by blanks and another newline is not the last one.
+    let last_newline = white_newline & !(spread_down(white_newline, blank) >> 1);
+    let white_firsts = (white & !(white << 1)) | ((last_newline << 1) & white);
+    let white_lasts = (m.space | tab) & white & !(white >> 1);
+
+    let starts = 1
+        | (word & !prefixed)
+        | (prefixed >> 1)
+        | camel
+        | after_contraction
+        | digits
+        | punct_start
+        | ((tail << 1) & !tail)
+        | white_firsts
+        | white_lasts;
+
+    // A contraction right after another one's letters (`x's's`) is one only if those letters
+    // are a word's; rare enough to leave to the scalar scanner.
+    let chained = contraction & ((one << 2) | (two << 3));
+    let chain_cut = if chained == 0 {
+        64
+    } else {
+        chained.trailing_zeros()
+    };
+    let known = m.high.trailing_zeros();
+    if let Some(end) = end.filter(|&end| end == known) {
+        // At the end of the text `\s+(?!\S)` takes a whole whitespace run: its last space is
+        // not cut off.
+        let last = 1u64 << end >> 1;
+        let starts = (starts & !(white_lasts & last)) | (white_firsts & last) | (1 << end);
+        return (starts, chain_cut.min(end + 1));
+    }
+
+    // What is proven: two bytes before the first unknown one (the end of the block or the first
+    // byte that is not ASCII), and not into a whitespace run that reaches the unknown part.
+    let mut proven = known.saturating_sub(2).min(62).min(chain_cut);
+    if known > 0 && (white >> (known - 1)) & 1 == 1 {
+        let run = (white << (64 - known)).leading_ones();
+        proven = proven.min(known - run);
+    }
+    (starts, proven)
+}
+
+/// Cut all of `text` with o200k's pattern: blocks where they can decide, the scalar scanner
+/// (`scalar`: piece start -> piece end) where they cannot.
+#[inline(always)]
+pub(super) fn scan_o200k<'t>(
+    text: &'t str,
+    mut f: impl FnMut(&'t str),
+    scalar: impl Fn(&[u8], usize) -> usize,
+) -> Result<(), crate::Error> {
+    let b = text.as_bytes();
+    let mut start = 0;
+    let mut padded;
+    while start < b.len() {
+        let rest = &b[start..];
+        // Text that is not ASCII goes to the scalar scanner without trying a block (a block
+        // would find too little to prove, and multilingual text would pay for one per piece).
+        if ascii_ahead(rest) {
+            let (block, end) = match rest.first_chunk::<64>() {
+                Some(block) => (block, None),
+                None => {
+                    // The end of the text: padded with bytes that are not ASCII.
+                    padded = [0xFF; 64];
+                    padded[..rest.len()].copy_from_slice(rest);
+                    (&padded, Some(rest.len() as u32))
+                }
+            };
+            let masks = classify(block);
+            let (starts, proven) = o200k_starts(block, &masks, end);
+            let usable = starts & (u64::MAX >> (64 - proven.max(1)));
+            // At least two starts: at least one whole piece.
+            if usable & (usable - 1) != 0 {
+                let mut from = 0usize;
+                let mut next = usable & (usable - 1);
+                while next != 0 {
+                    let to = next.trailing_zeros() as usize;
+                    next &= next - 1;
+                    emit(text, start + from, start + to, &mut f)?;
+                    from = to;
+                }
+                start += from;
+                continue;
+            }
+        }
+        let end = scalar(b, start);
+        emit(text, start, end, &mut f)?;
+        start = end;
+    }
+    Ok(())
+}
+
+/// Whether the next 16 bytes (or all that is left, if fewer) are ASCII.
+#[inline(always)]
+fn ascii_ahead(rest: &[u8]) -> bool {
+    match rest.first_chunk::<16>() {
+        Some(head) => u128::from_le_bytes(*head) & (u128::MAX / 255 * 0x80) == 0,
+        None => rest.is_ascii(),
+    }
+}
+
+#[inline(always)]
+fn emit<'t>(
+    text: &'t str,
+    start: usize,
+    end: usize,
+    f: &mut impl FnMut(&'t str),
+) -> Result<(), crate::Error> {
+    match text.get(start..end) {
+        Some(piece) if end > start => {
+            f(piece);
+            Ok(())
+        }
+        _ => Err(crate::Error::Pattern(format!(
+            "scanner stopped at byte {start} (a bug)"
+        ))),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use crate::pretokenize::classes::{L, LO, N, P, S, UP};
+    use crate::pretokenize::{classes, scanners};
+
+    #[test]
+    fn classes_agree_with_the_tables() {
+        let cls = classes::get().unwrap();
+        let mut block = [0u8; 64];
+        for first in (0..256).step_by(64) {
+            for (i, slot) in block.iter_mut().enumerate() {
+                *slot = (first + i) as u8;
+            }
+            let m = classify(&block);
+            assert_eq!(m, classify_bytes(&block));
+            for (i, &b) in block.iter().enumerate() {
+                let bit = |mask: u64| (mask >> i) & 1 == 1;
+                if b >= 0x80 {
+                    assert!(bit(m.high));
+                    continue;
+                }
+                let (flags, _) = cls.at(&block, i).unwrap();
+                assert_eq!(bit(m.upper | m.lower), flags & L != 0, "{b}");
+                assert_eq!(bit(m.upper), flags & UP != 0, "{b}");
+                assert_eq!(bit(m.lower), flags & LO != 0, "{b}");
+                assert_eq!(bit(m.digit), flags & N != 0, "{b}");
+                assert_eq!(bit(m.white), flags & S != 0, "{b}");
+                let punct = !bit(m.upper | m.lower | m.digit | m.white);
+                assert_eq!(punct, flags & P != 0, "{b}");
+            }
+        }
+    }
+
+    fn scalar_pieces(text: &str) -> Vec<&str> {
+        let cls = classes::get().unwrap();
+        let b = text.as_bytes();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < b.len() {
+            let end = scanners::o200k(cls, b, i);
+            out.push(&text[i..end]);
+            i = end;
+        }
+        out
+    }
+
+    fn block_pieces(text: &str) -> Vec<&str> {
+        let cls = classes::get().unwrap();
+        let mut out = Vec::new();
+        scan_o200k(text, |p| out.push(p), |b, i| scanners::o200k(cls, b, i)).unwrap();
+        out
+    }
+
+    /// Random texts from pieces that exercise every rule, compared with the scalar scanner.
+    #[test]
+    fn blocks_cut_as_the_scalar_scanner_does() {
+        const PARTS: &[&str] = &[
+            "a",
+            "b",
+            "s",
+            "t",
+            "e",
+            "l",
+            "r",
+            "v",
+            "m",
+            "d",
+            "x",
+            "A",
+            "B",
+            "S",
+            "T",
+            "E",
+            "L",
+            "R",
+            "V",
+            "M",
+            "D",
+            "X",
+            "'",
+            "'s",
+            "'S",
+            "'t",
+            "'re",
+            "'RE",
+            "'ve",
+            "'ll",
+            "'Ll",
+            "'m",
+            "'d",
+            "'r",
+            "'l",
+            " ",
+            "  ",
+            "\t",
+            "\n",
+            "\r\n",
+            "\x0b",
+            "\x0c",
+            "/",
+            "//",
+            ".",
+            ",",
+            "(",
+            "!",
+            "-",
+            "\"",
+            "0",
+            "1",
+            "12",
+            "123",
+            "4567",
+            "\u{0}",
+            "\x7f",
+            "é",
+            "中",
+            "\u{a0}",
+            "\u{2028}",
+            "ſ",
+            " a",
+            " The",
+            "word",
+            "Word",
+            "WORD",
+            "camelCase",
+            "ABCdef",
+            "don't",
+            "WE'RE",
+            "\n\n",
+            " \n ",
+            "\t ",
+            "!\n/",
+            "a/b",
+        ];
+        let mut state = 0x1234_5678_9abc_def0u64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let mut text = String::new();
+        for round in 0..40_000 {
+            text.clear();
+            let len = 1 + next(if round % 4 == 0 { 200 } else { 60 });
+            // Few distinct parts per text, so that runs form.
+            let favourites: Vec<&str> = (0..3).map(|_| PARTS[next(PARTS.len())]).collect();
+            for _ in 0..len {
+                let part = if next(3) == 0 {
+                    PARTS[next(PARTS.len())]
+                } else {
+                    favourites[next(favourites.len())]
+                };
+                text.push_str(part);
+            }
+            assert_eq!(block_pieces(&text), scalar_pieces(&text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn blocks_cut_prose_and_code() {
+        let prose = "It's 12345 o'clock; THEY'RE here. HelloWorld \t(quoted) x  \n  y!\n/z ";
+        let text = prose.repeat(20);
+        assert_eq!(block_pieces(&text), scalar_pieces(&text));
+        let code = "fn main() {\n    let x = a/b; // it's\r\n\t\treturn 0x1F;\n}\n\n";
+        let text = code.repeat(20);
+        assert_eq!(block_pieces(&text), scalar_pieces(&text));
+    }
+}
