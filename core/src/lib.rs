@@ -13,7 +13,7 @@
 //! - [`train`]: learning merges from a corpus.
 //!
 //! Errors are values ([`Error`]); nothing reachable from input panics. Two `unsafe` blocks: a
-//! prefetch hint, which reads nothing, and the SIMD loads and compares of the o200k block
+//! prefetch hint, which reads nothing, and the SIMD loads and compares of the block
 //! scanner ([`pretokenize`]), which read 16 bytes of a 64-byte array.
 #![deny(unsafe_code)]
 

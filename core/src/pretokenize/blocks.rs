@@ -1,8 +1,8 @@
-//! o200k's pieces 64 bytes at a time: where ASCII text is cut, found with bit masks, not one
-//! character at a time.
+//! The pieces of o200k, cl100k and Llama 3 64 bytes at a time: where ASCII text is cut, found
+//! with bit masks, not one character at a time.
 //!
-//! The scalar scanner ([`super::scanners::o200k`]) decides each piece with a few branches on
-//! the classes of its characters; in English text those branches are taken or not with little
+//! The scalar scanners ([`super::scanners`]) decide each piece with a few branches on the
+//! classes of its characters; in English text those branches are taken or not with little
 //! pattern, and their mispredictions made the scanner about a tenth of the encoder's time. Here a
 //! block of 64 bytes that starts where a piece starts is classified with SIMD compares (one bit
 //! per byte and class), and the starts of all its pieces come out of a fixed sequence of bit
@@ -13,25 +13,26 @@
 //! so the proven region stops two bytes before the first byte that is not ASCII (or the end of
 //! the block) and before a whitespace run that reaches it. The piece that begins at the last
 //! proven start is not emitted; the next block starts there. Whatever a block cannot decide
-//! (non-ASCII text, a piece longer than the block, the end of the text) goes to the scalar
-//! scanner, one piece at a time, so the two always agree (and differential tests check that
-//! they do, on the corpus and on random text).
+//! (non-ASCII text, a piece longer than the block) goes to the scalar scanner, one piece at a
+//! time, so the two always agree (and differential tests check that they do, on the corpus and
+//! on random text).
 //!
-//! The rules, for ASCII (`U` = `[A-Z]`, `W` = `[a-z]`; `\p{Lm}`, `\p{Lo}` and marks, which make
-//! o200k's word forms subtle, are not ASCII):
-//! - A word is an optional prefix character, the maximal `U` run, the maximal `W` run, and an
-//!   optional contraction. So inside a letter run a piece starts at an upper-case letter that
-//!   follows a lower-case one. The prefix (any character but a letter, digit, `\r` or `\n`) is
-//!   taken when it begins a piece: a space or tab always does (it is the last character of its
-//!   whitespace run), punctuation does unless it continues a punctuation run, follows a space
-//!   (` ?P+` takes both) or is absorbed by the tail of a punctuation run.
-//! - A contraction (`'s`, `'t`, `'m`, `'d`, `'re`, `'ve`, `'ll`, any case) right after a word's
-//!   letters belongs to the word; the character after it starts a piece.
+//! The rules, for ASCII (`P` is anything but a letter, digit or whitespace):
+//! - A word is an optional prefix character and a letter run. The prefix (any character but a
+//!   letter, digit, `\r` or `\n`) is taken when it begins a piece: a space or tab always does (it
+//!   is the last character of its whitespace run), punctuation does unless it continues a
+//!   punctuation run, follows a space (` ?P+` takes both) or is absorbed by the tail of a
+//!   punctuation run. o200k cuts a letter run where an upper-case letter follows a lower-case one
+//!   (its words are `[U]*[W]+|[U]+[W]*`, with `U` = `[A-Z]`, `W` = `[a-z]` in ASCII; `\p{Lm}`,
+//!   `\p{Lo}` and marks, which make those forms subtle, are not ASCII).
+//! - Contractions (`'s`, `'t`, `'m`, `'d`, `'re`, `'ve`, `'ll`, any case): o200k's belong to the
+//!   word whose letters they follow; cl100k's and Llama 3's are pieces of their own wherever an
+//!   apostrophe begins a piece. Either way the character after one starts a piece.
 //! - Digits: groups of three from the start of the run.
-//! - Punctuation: ` ?P+[\r\n/]*`: a maximal run, with the space before it, and a tail of `\r`,
-//!   `\n` and `/`.
+//! - Punctuation: ` ?P+` and a tail: `[\r\n]*`, or `[\r\n/]*` for o200k.
 //! - Whitespace (not absorbed by a tail): a run is cut after its last newline, and its last
-//!   character (if a space or tab) is a piece of its own or the prefix of what follows.
+//!   character (if a space or tab) is a piece of its own or the prefix of what follows; at the end
+//!   of the text cl100k keeps a whole run together (`\s++$`).
 
 /// One bit per byte of a block (bit `i` is byte `i`), per class.
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
@@ -147,19 +148,45 @@ fn spread_up(seed: u64, through: u64) -> u64 {
     reach
 }
 
-/// The starts of the pieces of o200k in `block`, which begins where a piece begins: bit `i` is
-/// set when a piece starts at byte `i`. Only bits below the returned count are proven. When the
-/// text ends inside the block, at `end` (the bytes after it are not ASCII, so unknown), the end
-/// is where the last piece ends: its bit is set and proven too.
+/// Which pattern's pieces [`block_starts`] finds.
+pub(super) const O200K: u8 = 0;
+pub(super) const CL100K: u8 = 1;
+pub(super) const LLAMA3: u8 = 2;
+
+/// The starts of the pieces of pattern `R` in `block`, which begins where a piece begins: bit
+/// `i` is set when a piece starts at byte `i`. Only bits below the returned count are proven.
+/// When the text ends inside the block, at `end` (the bytes after it are not ASCII, so unknown),
+/// the end is where the last piece ends: its bit is set and proven too.
 #[inline(always)]
-fn o200k_starts(block: &[u8; 64], m: &Masks, end: Option<u32>) -> (u64, u32) {
+fn block_starts<const R: u8>(block: &[u8; 64], m: &Masks, end: Option<u32>) -> (u64, u32) {
     let letter = m.upper | m.lower;
     let tab = m.white & !m.newline & !m.space;
     let punct = !(letter | m.digit | m.white | m.high);
 
-    // Contractions: an apostrophe after a letter, checked byte by byte (a few per block at most).
+    // The tail of a punctuation run: from a newline right after punctuation.
+    let tail_chars = if R == O200K {
+        m.newline | m.slash
+    } else {
+        m.newline
+    };
+    let tail_start = m.newline & (punct << 1);
+    let tail = if tail_start == 0 {
+        0
+    } else {
+        spread_up(tail_start, tail_chars)
+    };
+    let punct = punct & !tail;
+
+    // Contractions, checked byte by byte (a few per block at most): for o200k an apostrophe
+    // after a letter, for the others one that begins a piece (it neither continues punctuation
+    // nor follows a space).
     let (mut one, mut two) = (0u64, 0u64);
-    let mut candidates = m.apostrophe & (letter << 1) & ((1 << 62) - 1);
+    let after = if R == O200K {
+        letter << 1
+    } else {
+        !(punct << 1) & !(m.space << 1)
+    };
+    let mut candidates = m.apostrophe & after & ((1 << 62) - 1);
     while candidates != 0 {
         let q = candidates.trailing_zeros() as usize;
         candidates &= candidates - 1;
@@ -175,23 +202,22 @@ fn o200k_starts(block: &[u8; 64], m: &Masks, end: Option<u32>) -> (u64, u32) {
     let contraction_letters = (contraction << 1) | (two << 2);
     let after_contraction = (one << 2) | (two << 3);
 
-    // The tail `[\r\n/]*` of a punctuation run: from a newline right after punctuation.
-    let newline_or_slash = m.newline | m.slash;
-    let tail_start = m.newline & (punct << 1);
-    let tail = if tail_start == 0 {
-        0
-    } else {
-        spread_up(tail_start, newline_or_slash)
-    };
-    let punct = punct & !tail;
-    // A punctuation run's first character, not a contraction's apostrophe.
-    let punct_run = punct & !(punct << 1) & !contraction;
-    // ...which starts a piece unless a space before it does (` ?P+`); then it can be a prefix.
+    // A punctuation run's first character (for o200k not a contraction's apostrophe, which
+    // belongs to the word before it)...
+    let mut punct_run = punct & !(punct << 1);
+    if R == O200K {
+        punct_run &= !contraction;
+    }
+    // ...starts a piece unless a space before it does (` ?P+`); then it can be a prefix.
     let punct_start = punct_run & !(m.space << 1);
 
     let word = letter & !(letter << 1) & !contraction_letters;
     let prefixed = word & ((m.space | tab | punct_start) << 1);
-    let camel = m.upper & (m.lower << 1) & !contraction_letters;
+    let camel = if R == O200K {
+        m.upper & (m.lower << 1) & !contraction_letters
+    } else {
+        0
+    };
 
     let three_digits = m.digit & (m.digit << 1) & (m.digit << 2);
     let mut group = m.digit & !(m.digit << 1);
@@ -220,9 +246,13 @@ fn o200k_starts(block: &[u8; 64], m: &Masks, end: Option<u32>) -> (u64, u32) {
         | white_firsts
         | white_lasts;
 
-    // A contraction right after another one's letters (`x's's`) is one only if those letters
-    // are a word's; rare enough to leave to the scalar scanner.
-    let chained = contraction & ((one << 2) | (two << 3));
+    // An o200k contraction right after another one's letters (`x's's`) is one only if those
+    // letters are a word's; rare enough to leave to the scalar scanner.
+    let chained = if R == O200K {
+        contraction & ((one << 2) | (two << 3))
+    } else {
+        0
+    };
     let chain_cut = if chained == 0 {
         64
     } else {
@@ -230,11 +260,18 @@ fn o200k_starts(block: &[u8; 64], m: &Masks, end: Option<u32>) -> (u64, u32) {
     };
     let known = m.high.trailing_zeros();
     if let Some(end) = end.filter(|&end| end == known) {
-        // At the end of the text `\s+(?!\S)` takes a whole whitespace run: its last space is
-        // not cut off.
         let last = 1u64 << end >> 1;
-        let starts = (starts & !(white_lasts & last)) | (white_firsts & last) | (1 << end);
-        return (starts, chain_cut.min(end + 1));
+        let starts = if R == CL100K {
+            // `\s++$`: the whitespace run that ends the text is one piece.
+            let run = (white << (64 - end)).leading_ones();
+            let inside = ((1u64 << end) - 1) & !((1u64 << (end + 1 - run.max(1))) - 1);
+            starts & !inside
+        } else {
+            // `\s+(?!\S)` takes all of a whitespace run at the end: its last blank is not cut
+            // off (but a newline before it still ends a piece).
+            (starts & !(white_lasts & last)) | (white_firsts & last)
+        };
+        return (starts | (1 << end), chain_cut.min(end + 1));
     }
 
     // What is proven: two bytes before the first unknown one (the end of the block or the first
@@ -247,10 +284,10 @@ fn o200k_starts(block: &[u8; 64], m: &Masks, end: Option<u32>) -> (u64, u32) {
     (starts, proven)
 }
 
-/// Cut all of `text` with o200k's pattern: blocks where they can decide, the scalar scanner
-/// (`scalar`: piece start -> piece end) where they cannot.
+/// Cut all of `text` with pattern `R`: blocks where they can decide, the pattern's scalar
+/// scanner (`scalar`: piece start -> piece end) where they cannot.
 #[inline(always)]
-pub(super) fn scan_o200k<'t>(
+pub(super) fn scan<'t, const R: u8>(
     text: &'t str,
     mut f: impl FnMut(&'t str),
     scalar: impl Fn(&[u8], usize) -> usize,
@@ -273,7 +310,7 @@ pub(super) fn scan_o200k<'t>(
                 }
             };
             let masks = classify(block);
-            let (starts, proven) = o200k_starts(block, &masks, end);
+            let (starts, proven) = block_starts::<R>(block, &masks, end);
             let usable = starts & (u64::MAX >> (64 - proven.max(1)));
             // At least two starts: at least one whole piece.
             if usable & (usable - 1) != 0 {
@@ -358,23 +395,38 @@ mod tests {
         }
     }
 
-    fn scalar_pieces(text: &str) -> Vec<&str> {
+    type Scalar = fn(&classes::Classes, &[u8], usize) -> usize;
+
+    const SCANNERS: [(u8, Scalar); 3] = [
+        (O200K, scanners::o200k),
+        (CL100K, scanners::cl100k),
+        (LLAMA3, scanners::llama3),
+    ];
+
+    fn scalar_pieces(scalar: Scalar, text: &str) -> Vec<&str> {
         let cls = classes::get().unwrap();
         let b = text.as_bytes();
         let mut out = Vec::new();
         let mut i = 0;
         while i < b.len() {
-            let end = scanners::o200k(cls, b, i);
+            let end = scalar(cls, b, i);
             out.push(&text[i..end]);
             i = end;
         }
         out
     }
 
-    fn block_pieces(text: &str) -> Vec<&str> {
+    fn block_pieces(rules: u8, scalar: Scalar, text: &str) -> Vec<&str> {
         let cls = classes::get().unwrap();
         let mut out = Vec::new();
-        scan_o200k(text, |p| out.push(p), |b, i| scanners::o200k(cls, b, i)).unwrap();
+        let push = |p| out.push(p);
+        let next = |b: &[u8], i| scalar(cls, b, i);
+        match rules {
+            O200K => scan::<O200K>(text, push, next),
+            CL100K => scan::<CL100K>(text, push, next),
+            _ => scan::<LLAMA3>(text, push, next),
+        }
+        .unwrap();
         out
     }
 
@@ -480,17 +532,52 @@ mod tests {
                 };
                 text.push_str(part);
             }
-            assert_eq!(block_pieces(&text), scalar_pieces(&text), "{text:?}");
+            for (rules, scalar) in SCANNERS {
+                let (ours, theirs) = (
+                    block_pieces(rules, scalar, &text),
+                    scalar_pieces(scalar, &text),
+                );
+                assert_eq!(ours, theirs, "{rules} {text:?}");
+            }
+        }
+    }
+
+    /// The blocks, not the scalar scanner, cut nearly all of ASCII prose.
+    #[test]
+    fn blocks_decide_ascii_prose() {
+        let cls = classes::get().unwrap();
+        let text =
+            "It's 12345 o'clock; THEY'RE here. HelloWorld (quoted) x  \n  y!\n/z ".repeat(50);
+        for (rules, scalar) in SCANNERS {
+            let (mut pieces, scalar_calls) = (0, std::cell::Cell::new(0));
+            let next = |b: &[u8], i| {
+                scalar_calls.set(scalar_calls.get() + 1);
+                scalar(cls, b, i)
+            };
+            let push = |_| pieces += 1;
+            match rules {
+                O200K => scan::<O200K>(&text, push, next),
+                CL100K => scan::<CL100K>(&text, push, next),
+                _ => scan::<LLAMA3>(&text, push, next),
+            }
+            .unwrap();
+            let scalar_calls = scalar_calls.get();
+            assert!(
+                pieces > 1000 && scalar_calls * 50 < pieces,
+                "{rules}: {scalar_calls} of {pieces}"
+            );
         }
     }
 
     #[test]
     fn blocks_cut_prose_and_code() {
         let prose = "It's 12345 o'clock; THEY'RE here. HelloWorld \t(quoted) x  \n  y!\n/z ";
-        let text = prose.repeat(20);
-        assert_eq!(block_pieces(&text), scalar_pieces(&text));
         let code = "fn main() {\n    let x = a/b; // it's\r\n\t\treturn 0x1F;\n}\n\n";
-        let text = code.repeat(20);
-        assert_eq!(block_pieces(&text), scalar_pieces(&text));
+        for (rules, scalar) in SCANNERS {
+            for text in [prose.repeat(20), code.repeat(20)] {
+                let ours = block_pieces(rules, scalar, &text);
+                assert_eq!(ours, scalar_pieces(scalar, &text), "{rules}");
+            }
+        }
     }
 }

@@ -85,9 +85,15 @@ impl Pretokenizer {
             // One loop per scanner, so the dispatch happens once per text, not once per piece.
             Engine::Scanner(scanner, cls) => match scanner {
                 Scanner::Gpt2 => scan_all(text, f, |b, i| scanners::gpt2(cls, b, i)),
-                Scanner::Cl100k => scan_all(text, f, |b, i| scanners::cl100k(cls, b, i)),
-                Scanner::O200k => blocks::scan_o200k(text, f, |b, i| scanners::o200k(cls, b, i)),
-                Scanner::Llama3 => scan_all(text, f, |b, i| scanners::llama3(cls, b, i)),
+                Scanner::Cl100k => {
+                    blocks::scan::<{ blocks::CL100K }>(text, f, |b, i| scanners::cl100k(cls, b, i))
+                }
+                Scanner::O200k => {
+                    blocks::scan::<{ blocks::O200K }>(text, f, |b, i| scanners::o200k(cls, b, i))
+                }
+                Scanner::Llama3 => {
+                    blocks::scan::<{ blocks::LLAMA3 }>(text, f, |b, i| scanners::llama3(cls, b, i))
+                }
             },
             Engine::Regex(regex) => {
                 for m in regex.find_iter(text) {
