@@ -319,8 +319,7 @@ impl CoreEncoder {
                 .split(text, |piece| p.model.encode_piece(piece, out));
         }
         piece_cache::with_cache(|mut cache| {
-            self.pretokenizer.split(text, |piece| {
-                let bytes = piece.as_bytes();
+            self.pretokenizer.split_bytes(text, |bytes| {
                 encode_cached(
                     &mut cache,
                     self.owner,
@@ -344,8 +343,8 @@ impl CoreEncoder {
         }
         let mut scratch = Vec::new();
         piece_cache::with_cache(|mut cache| {
-            self.pretokenizer.split(text, |piece| {
-                let (owner, table, bytes) = (self.owner, &self.table, piece.as_bytes());
+            self.pretokenizer.split_bytes(text, |bytes| {
+                let (owner, table) = (self.owner, &self.table);
                 n += count_cached(
                     &mut cache,
                     owner,

@@ -290,21 +290,60 @@ fn block_starts<const R: u8>(block: &[u8; 64], m: &Masks, end: Option<u32>) -> (
 #[inline(always)]
 pub(super) fn scan<'t, const R: u8>(
     text: &'t str,
-    f: impl FnMut(&'t str),
+    mut f: impl FnMut(&'t str),
     scalar: impl Fn(&[u8], usize) -> usize,
 ) -> Result<(), crate::Error> {
-    scan_with::<R>(text, f, scalar, cfg!(target_arch = "x86_64"))
+    // Scanners end pieces on character boundaries; checked here, never trusted.
+    let piece = |start: usize, end: usize| {
+        text.get(start..end).ok_or_else(|| {
+            crate::Error::Pattern(format!(
+                "scanner cut inside a character at byte {start} or {end} (a bug)"
+            ))
+        })
+    };
+    scan_with::<R>(
+        text.as_bytes(),
+        |start, end| {
+            f(piece(start, end)?);
+            Ok(())
+        },
+        scalar,
+        cfg!(target_arch = "x86_64"),
+    )
 }
 
-/// [`scan`], with the blocks used only if `blocks` (tests use them on every architecture).
+/// [`scan`], the pieces as bytes (what the encoder needs: no character boundaries to check).
 #[inline(always)]
-fn scan_with<'t, const R: u8>(
+pub(super) fn scan_bytes<'t, const R: u8>(
     text: &'t str,
-    mut f: impl FnMut(&'t str),
+    mut f: impl FnMut(&'t [u8]),
+    scalar: impl Fn(&[u8], usize) -> usize,
+) -> Result<(), crate::Error> {
+    let b = text.as_bytes();
+    let piece = |start: usize, end: usize| {
+        b.get(start..end)
+            .ok_or_else(|| crate::Error::Pattern(format!("scanner ended at byte {end} (a bug)")))
+    };
+    scan_with::<R>(
+        b,
+        |start, end| {
+            f(piece(start, end)?);
+            Ok(())
+        },
+        scalar,
+        cfg!(target_arch = "x86_64"),
+    )
+}
+
+/// The walk behind [`scan`] and [`scan_bytes`]: `emit(start, end)` for each piece, in order,
+/// with the blocks used only if `blocks` (tests use them on every architecture).
+#[inline(always)]
+fn scan_with<const R: u8>(
+    b: &[u8],
+    mut emit: impl FnMut(usize, usize) -> Result<(), crate::Error>,
     scalar: impl Fn(&[u8], usize) -> usize,
     blocks: bool,
 ) -> Result<(), crate::Error> {
-    let b = text.as_bytes();
     let mut start = 0;
     let mut padded;
     while start < b.len() {
@@ -331,7 +370,7 @@ fn scan_with<'t, const R: u8>(
                 while next != 0 {
                     let to = next.trailing_zeros() as usize;
                     next &= next - 1;
-                    emit(text, start + from, start + to, &mut f)?;
+                    emit(start + from, start + to)?;
                     from = to;
                 }
                 start += from;
@@ -339,7 +378,12 @@ fn scan_with<'t, const R: u8>(
             }
         }
         let end = scalar(b, start);
-        emit(text, start, end, &mut f)?;
+        if end <= start {
+            return Err(crate::Error::Pattern(format!(
+                "scanner stopped at byte {start} (a bug)"
+            )));
+        }
+        emit(start, end)?;
         start = end;
     }
     Ok(())
@@ -351,24 +395,6 @@ fn ascii_ahead(rest: &[u8]) -> bool {
     match rest.first_chunk::<16>() {
         Some(head) => u128::from_le_bytes(*head) & (u128::MAX / 255 * 0x80) == 0,
         None => rest.is_ascii(),
-    }
-}
-
-#[inline(always)]
-fn emit<'t>(
-    text: &'t str,
-    start: usize,
-    end: usize,
-    f: &mut impl FnMut(&'t str),
-) -> Result<(), crate::Error> {
-    match text.get(start..end) {
-        Some(piece) if end > start => {
-            f(piece);
-            Ok(())
-        }
-        _ => Err(crate::Error::Pattern(format!(
-            "scanner stopped at byte {start} (a bug)"
-        ))),
     }
 }
 
@@ -431,12 +457,16 @@ mod tests {
     fn block_pieces(rules: u8, scalar: Scalar, text: &str) -> Vec<&str> {
         let cls = classes::get().unwrap();
         let mut out = Vec::new();
-        let push = |p| out.push(p);
+        let push = |start: usize, end: usize| {
+            out.push(&text[start..end]);
+            Ok(())
+        };
         let next = |b: &[u8], i| scalar(cls, b, i);
+        let b = text.as_bytes();
         match rules {
-            O200K => scan_with::<O200K>(text, push, next, true),
-            CL100K => scan_with::<CL100K>(text, push, next, true),
-            _ => scan_with::<LLAMA3>(text, push, next, true),
+            O200K => scan_with::<O200K>(b, push, next, true),
+            CL100K => scan_with::<CL100K>(b, push, next, true),
+            _ => scan_with::<LLAMA3>(b, push, next, true),
         }
         .unwrap();
         out
@@ -566,11 +596,15 @@ mod tests {
                 scalar_calls.set(scalar_calls.get() + 1);
                 scalar(cls, b, i)
             };
-            let push = |_| pieces += 1;
+            let push = |_, _| {
+                pieces += 1;
+                Ok(())
+            };
+            let b = text.as_bytes();
             match rules {
-                O200K => scan_with::<O200K>(&text, push, next, true),
-                CL100K => scan_with::<CL100K>(&text, push, next, true),
-                _ => scan_with::<LLAMA3>(&text, push, next, true),
+                O200K => scan_with::<O200K>(b, push, next, true),
+                CL100K => scan_with::<CL100K>(b, push, next, true),
+                _ => scan_with::<LLAMA3>(b, push, next, true),
             }
             .unwrap();
             let scalar_calls = scalar_calls.get();

@@ -107,6 +107,27 @@ impl Pretokenizer {
         }
     }
 
+    /// [`Self::split`], each piece as its bytes (what the encoder needs; the block scanners then
+    /// skip checking character boundaries).
+    #[inline]
+    pub fn split_bytes<'t>(&self, text: &'t str, mut f: impl FnMut(&'t [u8])) -> Result<(), Error> {
+        match &self.engine {
+            Engine::Scanner(scanner, cls) => match scanner {
+                Scanner::Cl100k => blocks::scan_bytes::<{ blocks::CL100K }>(text, f, |b, i| {
+                    scanners::cl100k(cls, b, i)
+                }),
+                Scanner::O200k => blocks::scan_bytes::<{ blocks::O200K }>(text, f, |b, i| {
+                    scanners::o200k(cls, b, i)
+                }),
+                Scanner::Llama3 => blocks::scan_bytes::<{ blocks::LLAMA3 }>(text, f, |b, i| {
+                    scanners::llama3(cls, b, i)
+                }),
+                Scanner::Gpt2 => self.split(text, |p| f(p.as_bytes())),
+            },
+            Engine::Regex(_) => self.split(text, |p| f(p.as_bytes())),
+        }
+    }
+
     /// The pieces of `text` as a vector (convenient for tests and small inputs).
     pub fn pieces<'t>(&self, text: &'t str) -> Result<Vec<&'t str>, Error> {
         let mut out = Vec::new();
