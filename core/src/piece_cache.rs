@@ -100,28 +100,6 @@ impl PieceCache {
     }
 }
 
-/// The number of ids of `piece`, using `cache` when there is one.
-#[inline]
-pub fn count_cached(
-    cache: &mut Option<&mut PieceCache>,
-    owner: u32,
-    text: &[u8],
-    piece: &[u8],
-    table: &TokenTable,
-    byte_ranks: &[Rank; 256],
-    scratch: &mut Vec<Rank>,
-) -> usize {
-    if table.piece_rank_in(text, piece).is_some() {
-        return 1;
-    }
-    scratch.clear();
-    match cache {
-        Some(cache) => cache.merge(owner, piece, table, byte_ranks, scratch),
-        None => merge_piece(piece, table, byte_ranks, scratch),
-    }
-    scratch.len()
-}
-
 /// Append the ids of `piece` using `cache` when there is one.
 #[inline]
 pub fn encode_cached(
