@@ -22,12 +22,12 @@ const FREE_ID_SPACE: usize = 1 << 20;
 /// file claiming one huge rank is an error instead of a table of hundreds of megabytes.
 const MAX_IDS_PER_TOKEN: usize = 4;
 
-/// Check, before allocating anything indexed by id, that `n_tokens` tokens with ids below
-/// `id_bound` are dense enough: decoding uses tables indexed by id (5 bytes per id), so a file
-/// that claims one huge id must be an error, not hundreds of megabytes.
 /// About how many ids [`CoreEncoder::count_ordinary`] holds before adding them to its count.
 const COUNT_BUFFER: usize = 48;
 
+/// Check, before allocating anything indexed by id, that `n_tokens` tokens with ids below
+/// `id_bound` are dense enough: decoding uses tables indexed by id (5 bytes per id), so a file
+/// that claims one huge id must be an error, not hundreds of megabytes.
 pub fn check_id_space(n_tokens: usize, id_bound: usize) -> Result<(), Error> {
     if id_bound
         > n_tokens
