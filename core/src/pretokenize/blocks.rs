@@ -290,49 +290,42 @@ fn block_starts<const R: u8>(block: &[u8; 64], m: &Masks, end: Option<u32>) -> (
 #[inline(always)]
 pub(super) fn scan<'t, const R: u8>(
     text: &'t str,
-    mut f: impl FnMut(&'t str),
+    f: impl FnMut(&'t str),
     scalar: impl Fn(&[u8], usize) -> usize,
 ) -> Result<(), crate::Error> {
     // Scanners end pieces on character boundaries; checked here, never trusted.
-    let piece = |start: usize, end: usize| {
-        text.get(start..end).ok_or_else(|| {
-            crate::Error::Pattern(format!(
-                "scanner cut inside a character at byte {start} or {end} (a bug)"
-            ))
-        })
-    };
-    scan_with::<R>(
-        text.as_bytes(),
-        |start, end| {
-            f(piece(start, end)?);
-            Ok(())
-        },
-        scalar,
-        cfg!(target_arch = "x86_64"),
-    )
+    walk::<R, _>(text.as_bytes(), |s, e| text.get(s..e), f, scalar)
 }
 
 /// [`scan`], the pieces as bytes (what the encoder needs: no character boundaries to check).
 #[inline(always)]
 pub(super) fn scan_bytes<'t, const R: u8>(
     text: &'t str,
-    mut f: impl FnMut(&'t [u8]),
+    f: impl FnMut(&'t [u8]),
     scalar: impl Fn(&[u8], usize) -> usize,
 ) -> Result<(), crate::Error> {
     let b = text.as_bytes();
-    let piece = |start: usize, end: usize| {
-        b.get(start..end)
-            .ok_or_else(|| crate::Error::Pattern(format!("scanner ended at byte {end} (a bug)")))
+    walk::<R, _>(b, |s, e| b.get(s..e), f, scalar)
+}
+
+/// [`scan_with`] on this architecture, `f` getting what `piece(start, end)` makes of each piece.
+#[inline(always)]
+fn walk<const R: u8, T>(
+    b: &[u8],
+    piece: impl Fn(usize, usize) -> Option<T>,
+    mut f: impl FnMut(T),
+    scalar: impl Fn(&[u8], usize) -> usize,
+) -> Result<(), crate::Error> {
+    let emit = |start, end| {
+        let made = piece(start, end).ok_or_else(|| {
+            crate::Error::Pattern(format!(
+                "scanner ended a piece at byte {end}, inside a character or past the text (a bug)"
+            ))
+        })?;
+        f(made);
+        Ok(())
     };
-    scan_with::<R>(
-        b,
-        |start, end| {
-            f(piece(start, end)?);
-            Ok(())
-        },
-        scalar,
-        cfg!(target_arch = "x86_64"),
-    )
+    scan_with::<R>(b, emit, scalar, cfg!(target_arch = "x86_64"))
 }
 
 /// The walk behind [`scan`] and [`scan_bytes`]: `emit(start, end)` for each piece, in order,
@@ -454,6 +447,21 @@ mod tests {
         out
     }
 
+    /// [`scan_with`] for the pattern `rules`, blocks on (whatever the architecture).
+    fn walk_blocks(
+        rules: u8,
+        b: &[u8],
+        emit: impl FnMut(usize, usize) -> Result<(), crate::Error>,
+        next: impl Fn(&[u8], usize) -> usize,
+    ) {
+        match rules {
+            O200K => scan_with::<O200K>(b, emit, next, true),
+            CL100K => scan_with::<CL100K>(b, emit, next, true),
+            _ => scan_with::<LLAMA3>(b, emit, next, true),
+        }
+        .unwrap();
+    }
+
     fn block_pieces(rules: u8, scalar: Scalar, text: &str) -> Vec<&str> {
         let cls = classes::get().unwrap();
         let mut out = Vec::new();
@@ -461,14 +469,7 @@ mod tests {
             out.push(&text[start..end]);
             Ok(())
         };
-        let next = |b: &[u8], i| scalar(cls, b, i);
-        let b = text.as_bytes();
-        match rules {
-            O200K => scan_with::<O200K>(b, push, next, true),
-            CL100K => scan_with::<CL100K>(b, push, next, true),
-            _ => scan_with::<LLAMA3>(b, push, next, true),
-        }
-        .unwrap();
+        walk_blocks(rules, text.as_bytes(), push, |b, i| scalar(cls, b, i));
         out
     }
 
@@ -600,13 +601,7 @@ mod tests {
                 pieces += 1;
                 Ok(())
             };
-            let b = text.as_bytes();
-            match rules {
-                O200K => scan_with::<O200K>(b, push, next, true),
-                CL100K => scan_with::<CL100K>(b, push, next, true),
-                _ => scan_with::<LLAMA3>(b, push, next, true),
-            }
-            .unwrap();
+            walk_blocks(rules, text.as_bytes(), push, next);
             let scalar_calls = scalar_calls.get();
             assert!(
                 pieces > 1000 && scalar_calls * 50 < pieces,
