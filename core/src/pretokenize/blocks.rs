@@ -95,7 +95,7 @@ fn classify(block: &[u8; 64]) -> Masks {
 }
 
 /// The same classes, a byte at a time (the tests' reference; on other architectures, where it
-/// would cost more than the blocks save, [`scan`] leaves all text to the scalar scanner).
+/// would cost more than the blocks save, [`walk`] leaves all text to the scalar scanner).
 #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 fn classify_bytes(block: &[u8; 64]) -> Masks {
     let mut m = Masks::default();
@@ -153,6 +153,9 @@ fn spread_up(seed: u64, through: u64) -> u64 {
 pub(super) const O200K: u8 = 0;
 pub(super) const CL100K: u8 = 1;
 pub(super) const LLAMA3: u8 = 2;
+/// GPT-2's pattern (` ?\p{L}+` words, contractions first), which has no block rules: its
+/// scalar scanner cuts all text.
+pub(super) const GPT2: u8 = 3;
 
 /// The starts of the pieces of pattern `R` in `block`, which begins where a piece begins: bit
 /// `i` is set when a piece starts at byte `i`. Only bits below the returned count are proven.
@@ -285,32 +288,12 @@ fn block_starts<const R: u8>(block: &[u8; 64], m: &Masks, end: Option<u32>) -> (
     (starts, proven)
 }
 
-/// Cut all of `text` with pattern `R`: blocks where they can decide, the pattern's scalar
-/// scanner (`scalar`: piece start -> piece end) where they cannot.
+/// Cut `b` (the bytes of a text) with pattern `R`: blocks where they can decide (on x86_64), the
+/// pattern's scalar scanner (`scalar`: piece start -> piece end) where they cannot. `f` gets
+/// what `piece(start, end)` makes of each piece, in order; `None` there (a piece that is not a
+/// `str`, a scanner bug) is an error.
 #[inline(always)]
-pub(super) fn scan<'t, const R: u8>(
-    text: &'t str,
-    f: impl FnMut(&'t str),
-    scalar: impl Fn(&[u8], usize) -> usize,
-) -> Result<(), crate::Error> {
-    // Scanners end pieces on character boundaries; checked here, never trusted.
-    walk::<R, _>(text.as_bytes(), |s, e| text.get(s..e), f, scalar)
-}
-
-/// [`scan`], the pieces as bytes (what the encoder needs: no character boundaries to check).
-#[inline(always)]
-pub(super) fn scan_bytes<'t, const R: u8>(
-    text: &'t str,
-    f: impl FnMut(&'t [u8]),
-    scalar: impl Fn(&[u8], usize) -> usize,
-) -> Result<(), crate::Error> {
-    let b = text.as_bytes();
-    walk::<R, _>(b, |s, e| b.get(s..e), f, scalar)
-}
-
-/// [`scan_with`] on this architecture, `f` getting what `piece(start, end)` makes of each piece.
-#[inline(always)]
-fn walk<const R: u8, T>(
+pub(super) fn walk<const R: u8, T>(
     b: &[u8],
     piece: impl Fn(usize, usize) -> Option<T>,
     mut f: impl FnMut(T),
@@ -325,11 +308,11 @@ fn walk<const R: u8, T>(
         f(made);
         Ok(())
     };
-    scan_with::<R>(b, emit, scalar, cfg!(target_arch = "x86_64"))
+    scan_with::<R>(b, emit, scalar, R != GPT2 && cfg!(target_arch = "x86_64"))
 }
 
-/// The walk behind [`scan`] and [`scan_bytes`]: `emit(start, end)` for each piece, in order,
-/// with the blocks used only if `blocks` (tests use them on every architecture).
+/// The loop behind [`walk`]: `emit(start, end)` for each piece, in order, with the blocks used
+/// only if `blocks` (tests use them on every architecture).
 #[inline(always)]
 fn scan_with<const R: u8>(
     b: &[u8],

@@ -80,51 +80,55 @@ impl Pretokenizer {
     /// Call `f` with each piece of `text`, in order. Pieces are the pattern's matches; text
     /// between matches (which the known patterns never leave) is skipped, as tiktoken does.
     #[inline]
-    pub fn split<'t>(&self, text: &'t str, mut f: impl FnMut(&'t str)) -> Result<(), Error> {
+    pub fn split<'t>(&self, text: &'t str, f: impl FnMut(&'t str)) -> Result<(), Error> {
+        // Scanners end pieces on character boundaries; checked, never trusted.
+        self.cut(text, |s, e| text.get(s..e), |m| m.as_str(), f)
+    }
+
+    /// [`Self::split`], each piece as its bytes (what the encoder needs; the scanners then skip
+    /// checking character boundaries).
+    #[inline]
+    pub fn split_bytes<'t>(&self, text: &'t str, f: impl FnMut(&'t [u8])) -> Result<(), Error> {
+        let b = text.as_bytes();
+        self.cut(text, |s, e| b.get(s..e), |m| m.as_str().as_bytes(), f)
+    }
+
+    /// The pieces of `text`, made by `piece(start, end)` for a scanner and by `of_match` for
+    /// the regex engine.
+    #[inline(always)]
+    fn cut<'t, T>(
+        &self,
+        text: &'t str,
+        piece: impl Fn(usize, usize) -> Option<T>,
+        of_match: impl Fn(fancy_regex::Match<'t>) -> T,
+        mut f: impl FnMut(T),
+    ) -> Result<(), Error> {
+        let b = text.as_bytes();
         match &self.engine {
             // One loop per scanner, so the dispatch happens once per text, not once per piece.
             Engine::Scanner(scanner, cls) => match scanner {
-                Scanner::Gpt2 => scan_all(text, f, |b, i| scanners::gpt2(cls, b, i)),
-                Scanner::Cl100k => {
-                    blocks::scan::<{ blocks::CL100K }>(text, f, |b, i| scanners::cl100k(cls, b, i))
-                }
-                Scanner::O200k => {
-                    blocks::scan::<{ blocks::O200K }>(text, f, |b, i| scanners::o200k(cls, b, i))
-                }
-                Scanner::Llama3 => {
-                    blocks::scan::<{ blocks::LLAMA3 }>(text, f, |b, i| scanners::llama3(cls, b, i))
-                }
+                Scanner::Gpt2 => blocks::walk::<{ blocks::GPT2 }, T>(b, piece, f, |b, i| {
+                    scanners::gpt2(cls, b, i)
+                }),
+                Scanner::Cl100k => blocks::walk::<{ blocks::CL100K }, T>(b, piece, f, |b, i| {
+                    scanners::cl100k(cls, b, i)
+                }),
+                Scanner::O200k => blocks::walk::<{ blocks::O200K }, T>(b, piece, f, |b, i| {
+                    scanners::o200k(cls, b, i)
+                }),
+                Scanner::Llama3 => blocks::walk::<{ blocks::LLAMA3 }, T>(b, piece, f, |b, i| {
+                    scanners::llama3(cls, b, i)
+                }),
             },
             Engine::Regex(regex) => {
                 for m in regex.find_iter(text) {
                     let m = m.map_err(|e| {
                         Error::Pattern(format!("matching {:?} failed: {e}", self.pattern))
                     })?;
-                    f(m.as_str());
+                    f(of_match(m));
                 }
                 Ok(())
             }
-        }
-    }
-
-    /// [`Self::split`], each piece as its bytes (what the encoder needs; the block scanners then
-    /// skip checking character boundaries).
-    #[inline]
-    pub fn split_bytes<'t>(&self, text: &'t str, mut f: impl FnMut(&'t [u8])) -> Result<(), Error> {
-        match &self.engine {
-            Engine::Scanner(scanner, cls) => match scanner {
-                Scanner::Cl100k => blocks::scan_bytes::<{ blocks::CL100K }>(text, f, |b, i| {
-                    scanners::cl100k(cls, b, i)
-                }),
-                Scanner::O200k => blocks::scan_bytes::<{ blocks::O200K }>(text, f, |b, i| {
-                    scanners::o200k(cls, b, i)
-                }),
-                Scanner::Llama3 => blocks::scan_bytes::<{ blocks::LLAMA3 }>(text, f, |b, i| {
-                    scanners::llama3(cls, b, i)
-                }),
-                Scanner::Gpt2 => self.split(text, |p| f(p.as_bytes())),
-            },
-            Engine::Regex(_) => self.split(text, |p| f(p.as_bytes())),
         }
     }
 
@@ -141,31 +145,6 @@ fn scanner_available(scanner: Scanner) -> bool {
     match scanner {
         Scanner::Gpt2 | Scanner::Cl100k | Scanner::O200k | Scanner::Llama3 => true,
     }
-}
-
-/// Cut all of `text` with `next` (a scanner: piece start -> piece end).
-#[inline(always)]
-fn scan_all<'t>(
-    text: &'t str,
-    mut f: impl FnMut(&'t str),
-    next: impl Fn(&[u8], usize) -> usize,
-) -> Result<(), Error> {
-    let b = text.as_bytes();
-    let mut start = 0;
-    while start < b.len() {
-        let end = next(b, start);
-        // Scanners end pieces on character boundaries, after `start`; checked, never trusted.
-        match text.get(start..end) {
-            Some(piece) if end > start => f(piece),
-            _ => {
-                return Err(Error::Pattern(format!(
-                    "scanner stopped at byte {start} (a bug)"
-                )));
-            }
-        }
-        start = end;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -136,7 +136,7 @@ fn prefixed_letters(cls: &Classes, b: &[u8], i: usize, f0: u8, l0: usize) -> Opt
 ///   space before it is followed by that whitespace character): the piece is `[i, last_start)`
 ///   when that is not empty. A single whitespace character followed by a non-space is the last
 ///   alternative, one character (`\s` or `\s+`: the same).
-// Inlined into the one loop that calls it (`scan_all`): no call and register saves per piece.
+// Inlined into the one loop that calls it (`blocks::walk`): no call and register saves per piece.
 #[inline(always)]
 pub(crate) fn gpt2(cls: &Classes, b: &[u8], i: usize) -> usize {
     let Some((f0, _)) = cls.at(b, i) else {
@@ -180,7 +180,7 @@ pub(crate) fn gpt2(cls: &Classes, b: &[u8], i: usize) -> usize {
 ///   text. `\s*[\r\n]`: the greedy `\s*` gives back characters until a `\r`/`\n` follows, so the
 ///   piece ends just after the run's last newline, if it has one. `\s+(?!\S)`: all but the last
 ///   character (the run is followed by a non-space), if that leaves any. `\s`: one character.
-// Inlined into the one loop that calls it (`scan_all`): no call and register saves per piece.
+// Inlined into the one loop that calls it (`blocks::walk`): no call and register saves per piece.
 #[inline(always)]
 pub(crate) fn cl100k(cls: &Classes, b: &[u8], i: usize) -> usize {
     let Some((f0, l0)) = cls.at(b, i) else {
@@ -236,7 +236,7 @@ fn whitespace_newline_first(cls: &Classes, b: &[u8], i: usize) -> usize {
 /// As cl100k for the first four alternatives (the quantifiers are not possessive, but nothing
 /// after them can fail, so no backtracking happens); the whitespace ones are
 /// [`whitespace_newline_first`].
-// Inlined into the one loop that calls it (`scan_all`): no call and register saves per piece.
+// Inlined into the one loop that calls it (`blocks::walk`): no call and register saves per piece.
 #[inline(always)]
 pub(crate) fn llama3(cls: &Classes, b: &[u8], i: usize) -> usize {
     let Some((f0, l0)) = cls.at(b, i) else {
@@ -311,7 +311,7 @@ fn upper_then_any(cls: &Classes, b: &[u8], p: usize) -> Option<usize> {
 /// - (3) One to three digits.
 /// - (4) An optional space, a maximal P run, then any run of `\r`, `\n`, `/`.
 /// - (5-7) [`whitespace_newline_first`].
-// Inlined into the one loop that calls it (`scan_all`): no call and register saves per piece.
+// Inlined into the one loop that calls it (`blocks::walk`): no call and register saves per piece.
 #[inline(always)]
 pub(crate) fn o200k(cls: &Classes, b: &[u8], i: usize) -> usize {
     let Some((f0, l0)) = cls.at(b, i) else {
