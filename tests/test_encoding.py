@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import pickle
+import sys
 import threading
 import weakref
 from typing import Any
@@ -261,6 +262,59 @@ def test_large_batches_keep_order(threads: int) -> None:
     assert enc.count_batch(texts, num_threads=threads, allowed_special="all") == [
         len(ids) for ids in expected
     ]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_batches_read_every_kind_of_string(threads: int) -> None:
+    # Batches read each str's own storage (one, two or four bytes per character) and convert it
+    # on the thread that encodes it: every kind must give the ids of a single call, including
+    # Latin-1 text whose bytes happen to be valid UTF-8 ("Ã©" is the UTF-8 of "é"), lone
+    # surrogates in two- and four-byte strings (repaired as single calls repair them), and a
+    # text larger than the per-thread conversion buffer that is kept.
+    enc = ours("o200k_base")
+    texts = [
+        "plain ASCII, with digits 12345",
+        "",
+        "café naïve \xa0 \xff",
+        "Ã©tÃ© Ã©tÃ©",  # Latin-1 storage C3 A9 ...: valid UTF-8 for "été été"
+        "“curly” — quotes… and 日本語のテキスト",
+        "emoji 😀🎉 and 𝔘𝔫𝔦𝔠𝔬𝔡𝔢",
+        "a\ud800b",
+        "😀\udc00 astral with a lone surrogate",
+        "x\udfff\ud800",
+        "\ud83d\ude00 two surrogates that pair up",
+        "<|endoftext|> spelled in text",
+        "é" * (600 * 1024) + " “end”",
+    ]
+    assert {t.isascii() for t in texts} == {True, False}
+    ordinary = [enc.encode_ordinary(t) for t in texts]
+    assert enc.encode_ordinary_batch(texts, num_threads=threads) == ordinary
+    allowed = [enc.encode(t, allowed_special="all") for t in texts]
+    assert enc.encode_batch(texts, num_threads=threads, allowed_special="all") == allowed
+    assert enc.count_batch(texts, num_threads=threads, allowed_special="all") == [
+        len(ids) for ids in allowed
+    ]
+    # The default refuses the special token, naming it, whatever the string's kind.
+    with pytest.raises(ValueError, match="endoftext"):
+        enc.encode_batch(texts, num_threads=threads)
+    with pytest.raises(ValueError, match="endoftext"):
+        enc.count_batch(texts, num_threads=threads)
+    clean = [t for t in texts if "<|" not in t]
+    assert enc.encode_batch(clean, num_threads=threads) == [enc.encode(t) for t in clean]
+
+
+@pytest.mark.skipif(sys.implementation.name != "cpython", reason="CPython's str layout")
+def test_batches_leave_no_utf8_copy_in_the_strings() -> None:
+    # CPython keeps the UTF-8 of a non-ASCII str inside it once asked for it (a single call
+    # asks); a batch converts on its own threads and leaves the strings as they were.
+    enc = ours("o200k_base")
+    texts = ["".join(["“quoted” café ", str(i)]) for i in range(50)]
+    sizes = [sys.getsizeof(t) for t in texts]
+    enc.encode_ordinary_batch(texts, num_threads=2)
+    enc.count_batch(texts, num_threads=2)
+    assert [sys.getsizeof(t) for t in texts] == sizes
+    enc.encode_ordinary(texts[0])
+    assert sys.getsizeof(texts[0]) > sizes[0]  # the check can fail: a single call does copy
 
 
 def test_stream_decoder_holds_split_characters() -> None:

@@ -15,11 +15,13 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyError, PyMemoryError, PyValueError};
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 mod formats;
+mod texts;
 mod train;
+
+use texts::BatchText;
 
 create_exception!(
     bytepair._core,
@@ -220,15 +222,20 @@ fn refuse(text: &str, disallowed: Option<&SpecialSet>) -> PyResult<()> {
     }
 }
 
+/// The texts of a batch as worker threads read them (see [`texts`]).
+fn batch_texts<'a>(texts: &'a [Bound<'_, PyString>]) -> PyResult<Vec<BatchText<'a>>> {
+    texts.iter().map(BatchText::of).collect()
+}
+
 /// `refuse` for a batch: the error names the first text, in order, that spells a token.
-fn refuse_any(texts: &[PyBackedStr], disallowed: Option<&SpecialSet>) -> PyResult<()> {
+fn refuse_any(texts: &[BatchText<'_>], disallowed: Option<&SpecialSet>) -> PyResult<()> {
     use rayon::prelude::*;
     let Some(d) = disallowed else {
         return Ok(());
     };
     texts
         .par_iter()
-        .map(|t| refuse(t, Some(d)))
+        .map(|t| t.with_utf8(|t| refuse(t, Some(d))).and_then(|r| r))
         .find_first(Result::is_err)
         .unwrap_or(Ok(()))
 }
@@ -325,7 +332,7 @@ impl CoreEncoding {
     fn encode_texts<'py>(
         &self,
         py: Python<'py>,
-        texts: &[PyBackedStr],
+        texts: &[BatchText<'_>],
         num_threads: usize,
         disallowed: Option<&SpecialSet>,
         encode: impl Fn(&str, &mut Vec<Rank>) -> PyResult<()> + Sync,
@@ -334,14 +341,14 @@ impl CoreEncoding {
         // The ids of a run of texts, back to back in one buffer: a vector per text would be
         // allocated by a worker and freed by this thread, and glibc's allocator serialises
         // such frees on the worker's arena lock.
-        let encode_chunk = |part: &[PyBackedStr]| {
+        let encode_chunk = |part: &[BatchText<'_>]| {
             let bytes: usize = part.iter().map(|t| t.len()).sum();
             let mut chunk = EncodedChunk {
                 ids: Vec::with_capacity(bytes / 4 + 1),
                 ends: Vec::with_capacity(part.len()),
             };
             for t in part {
-                encode(t, &mut chunk.ids)?;
+                t.with_utf8(|t| encode(t, &mut chunk.ids))??;
                 chunk.ends.push(chunk.ids.len());
             }
             Ok(chunk)
@@ -349,13 +356,17 @@ impl CoreEncoding {
         let workers = num_threads.max(1) - 1;
         if disallowed.is_some() {
             if workers == 0 {
-                py.detach(|| texts.iter().try_for_each(|t| refuse(t, disallowed)))?;
+                py.detach(|| {
+                    texts
+                        .iter()
+                        .try_for_each(|t| t.with_utf8(|t| refuse(t, disallowed))?)
+                })?;
             } else {
                 py.detach(|| run_in_pool(num_threads, || refuse_any(texts, disallowed)))??;
             }
         }
         let size = texts.len().div_ceil(num_threads.max(1) * 16).clamp(1, 1024);
-        let chunks: Vec<&[PyBackedStr]> = texts.chunks(size).collect();
+        let chunks: Vec<&[BatchText<'_>]> = texts.chunks(size).collect();
         // Chunks are claimed in order from one counter, by `num_threads - 1` workers and by
         // this thread, which also makes every list. So exactly `num_threads` threads are busy:
         // this thread encodes when no finished chunk is waiting for its lists, and waits only
@@ -697,7 +708,7 @@ impl CoreEncoding {
     fn encode_hf_batch<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<PyBackedStr>,
+        texts: Vec<Bound<'py, PyString>>,
         num_threads: usize,
         allowed: Option<PyRef<'_, SpecialSet>>,
         disallowed: Option<PyRef<'_, SpecialSet>>,
@@ -705,6 +716,7 @@ impl CoreEncoding {
         let allowed = self.own(allowed.as_deref())?;
         let disallowed = self.own(disallowed.as_deref())?;
         let enabled = self.enabled_for(allowed);
+        let texts = batch_texts(&texts)?;
         self.encode_texts(py, &texts, num_threads, disallowed, |t, out| {
             self.encode_hf_into(t, enabled, true, out)
                 .map_err(to_py_err)
@@ -912,9 +924,10 @@ impl CoreEncoding {
     fn encode_ordinary_batch<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<PyBackedStr>,
+        texts: Vec<Bound<'py, PyString>>,
         num_threads: usize,
     ) -> PyResult<Bound<'py, PyList>> {
+        let texts = batch_texts(&texts)?;
         self.encode_texts(py, &texts, num_threads, None, |t, out| {
             self.core.encode_ordinary_into(t, out).map_err(to_py_err)
         })
@@ -925,13 +938,14 @@ impl CoreEncoding {
     fn encode_batch<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<PyBackedStr>,
+        texts: Vec<Bound<'py, PyString>>,
         num_threads: usize,
         allowed: Option<PyRef<'_, SpecialSet>>,
         disallowed: Option<PyRef<'_, SpecialSet>>,
     ) -> PyResult<Bound<'py, PyList>> {
         let allowed = self.own(allowed.as_deref())?;
         let disallowed = self.own(disallowed.as_deref())?;
+        let texts = batch_texts(&texts)?;
         self.encode_texts(py, &texts, num_threads, disallowed, |t, out| {
             self.encode_one_into(t, allowed, None, out)
         })
@@ -939,10 +953,10 @@ impl CoreEncoding {
 
     /// `count` of many texts on `num_threads` threads.
     #[pyo3(signature = (texts, num_threads, allowed=None, disallowed=None))]
-    fn count_batch(
+    fn count_batch<'py>(
         &self,
-        py: Python<'_>,
-        texts: Vec<PyBackedStr>,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
         num_threads: usize,
         allowed: Option<PyRef<'_, SpecialSet>>,
         disallowed: Option<PyRef<'_, SpecialSet>>,
@@ -950,12 +964,13 @@ impl CoreEncoding {
         use rayon::prelude::*;
         let allowed = self.own(allowed.as_deref())?;
         let disallowed = self.own(disallowed.as_deref())?;
+        let texts = batch_texts(&texts)?;
         py.detach(|| {
             run_in_pool(num_threads, || {
                 refuse_any(&texts, disallowed)?;
                 texts
                     .par_iter()
-                    .map(|t| self.count_one(t, allowed, None))
+                    .map(|t| t.with_utf8(|t| self.count_one(t, allowed, None))?)
                     .collect()
             })
         })?

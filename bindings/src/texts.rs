@@ -1,0 +1,162 @@
+//! The texts of a batch call, readable by worker threads without the interpreter.
+//!
+//! Asking CPython for a `str`'s UTF-8 (`PyUnicode_AsUTF8AndSize`, what `&str` arguments do)
+//! converts a non-ASCII string on the calling thread, which holds the GIL, and keeps the copy
+//! inside the string for as long as it lives. For a batch of fresh English paragraphs that
+//! conversion was an eighth of a two-thread call (o200k, 400 KB per call), done by one thread
+//! while the others waited. So a batch borrows each string's own storage (one byte, two bytes or
+//! four bytes per character; ASCII is already UTF-8) and the thread that encodes a text converts
+//! it, into a buffer of its own.
+
+use std::cell::RefCell;
+
+use pyo3::exceptions::PyUnicodeEncodeError;
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+
+/// One text of a batch: its characters as the string stores them.
+#[derive(Clone, Copy)]
+pub enum BatchText<'a> {
+    /// One byte per character: ASCII (then the bytes are UTF-8 already) or Latin-1.
+    Bytes(&'a [u8]),
+    /// Two bytes per character (no character above U+FFFF; lone surrogates possible).
+    Ucs2(&'a [u16]),
+    /// Four bytes per character.
+    Ucs4(&'a [u32]),
+    /// UTF-8 from CPython, where the storage cannot be read (PyPy, big-endian machines).
+    #[cfg_attr(
+        all(not(any(Py_LIMITED_API, PyPy, GraalPy)), target_endian = "little"),
+        allow(dead_code)
+    )]
+    Utf8(&'a str),
+}
+
+impl<'a> BatchText<'a> {
+    /// Borrow `s`'s characters for as long as `s` is borrowed.
+    pub fn of(s: &'a Bound<'_, PyString>) -> PyResult<Self> {
+        storage(s)
+    }
+
+    /// The number of characters (of bytes, for UTF-8).
+    pub fn len(self) -> usize {
+        match self {
+            BatchText::Bytes(b) => b.len(),
+            BatchText::Ucs2(u) => u.len(),
+            BatchText::Ucs4(u) => u.len(),
+            BatchText::Utf8(s) => s.len(),
+        }
+    }
+
+    /// `f` of the text as UTF-8, converted into this thread's buffer if it is not UTF-8 already.
+    /// A lone surrogate (no UTF-8 form) is a `UnicodeEncodeError`, as CPython's conversion gives.
+    pub fn with_utf8<R>(self, f: impl FnOnce(&str) -> R) -> PyResult<R> {
+        let direct = match self {
+            BatchText::Utf8(s) => Some(s),
+            // Only ASCII bytes are UTF-8 as they are: Latin-1 `Ã©` is the UTF-8 of `é`.
+            BatchText::Bytes(b) if b.is_ascii() => std::str::from_utf8(b).ok(),
+            _ => None,
+        };
+        if let Some(s) = direct {
+            return Ok(f(s));
+        }
+        BUFFER.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut buffer) => {
+                buffer.clear();
+                self.convert(&mut buffer)?;
+                let result = f(&buffer);
+                if buffer.capacity() > 1 << 20 {
+                    *buffer = String::new();
+                }
+                Ok(result)
+            }
+            // In use further up this thread's stack (not possible today, but never a panic).
+            Err(_) => {
+                let mut buffer = String::new();
+                self.convert(&mut buffer)?;
+                Ok(f(&buffer))
+            }
+        })
+    }
+
+    /// Append the text to `out` as UTF-8.
+    fn convert(self, out: &mut String) -> PyResult<()> {
+        let converted = match self {
+            BatchText::Utf8(s) => {
+                out.push_str(s);
+                Ok(())
+            }
+            // Latin-1: every byte is the character of that number.
+            BatchText::Bytes(b) => {
+                out.reserve(b.len() * 2);
+                out.extend(b.iter().map(|&c| char::from(c)));
+                Ok(())
+            }
+            BatchText::Ucs2(u) => push_chars(u.iter().map(|&c| u32::from(c)), u.len() * 3, out),
+            BatchText::Ucs4(u) => push_chars(u.iter().copied(), u.len() * 4, out),
+        };
+        converted.map_err(|(position, unit)| surrogate(self, position, unit))
+    }
+}
+
+/// Append the characters numbered `units`; the position and number of the first one that is
+/// not a character (a surrogate) if there is one.
+fn push_chars(
+    units: impl Iterator<Item = u32>,
+    room: usize,
+    out: &mut String,
+) -> Result<(), (usize, u32)> {
+    out.reserve(room);
+    for (position, unit) in units.enumerate() {
+        out.push(char::from_u32(unit).ok_or((position, unit))?);
+    }
+    Ok(())
+}
+
+thread_local! {
+    static BUFFER: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+/// The error CPython raises for a string it cannot encode as UTF-8: the encoding, the text (its
+/// surrogates shown as U+FFFD), where, and why.
+fn surrogate(text: BatchText<'_>, position: usize, unit: u32) -> PyErr {
+    let shown: String = match text {
+        BatchText::Ucs2(u) => char::decode_utf16(u.iter().copied())
+            .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
+            .collect(),
+        BatchText::Ucs4(u) => u
+            .iter()
+            .map(|&c| char::from_u32(c).unwrap_or(char::REPLACEMENT_CHARACTER))
+            .collect(),
+        _ => String::new(),
+    };
+    PyUnicodeEncodeError::new_err((
+        "utf-8",
+        shown,
+        position,
+        position + 1,
+        format!("surrogates not allowed (U+{unit:04X})"),
+    ))
+}
+
+/// The characters of `s` as CPython stores them.
+#[cfg(all(not(any(Py_LIMITED_API, PyPy, GraalPy)), target_endian = "little"))]
+#[allow(unsafe_code)]
+fn storage<'a>(s: &'a Bound<'_, PyString>) -> PyResult<BatchText<'a>> {
+    use pyo3::types::string::PyStringData;
+    // SAFETY: `data` reads the string's kind from a C bit field, which PyO3 decodes for
+    // little-endian targets (tested by PyO3 on x86_64; the test suite here checks every kind).
+    // The slices borrow `s`, which the caller keeps alive for the whole call; a `str`'s
+    // characters never change once it exists, so other threads may read them while this one
+    // has released the interpreter.
+    Ok(match unsafe { s.data() }? {
+        PyStringData::Ucs1(b) => BatchText::Bytes(b),
+        PyStringData::Ucs2(u) => BatchText::Ucs2(u),
+        PyStringData::Ucs4(u) => BatchText::Ucs4(u),
+    })
+}
+
+/// Elsewhere CPython converts, as for any `&str` argument.
+#[cfg(not(all(not(any(Py_LIMITED_API, PyPy, GraalPy)), target_endian = "little")))]
+fn storage<'a>(s: &'a Bound<'_, PyString>) -> PyResult<BatchText<'a>> {
+    Ok(BatchText::Utf8(s.to_str()?))
+}
