@@ -14,6 +14,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::ops::Range;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::Rank;
 use crate::packed::{pack8, pack16, unpack8, unpack16};
@@ -85,10 +86,33 @@ pub struct TokenTable {
     max_len: usize,
     rank_bound: Rank,
     premerge: PreMerge,
-    /// Built on the first long piece (most texts have none; building it merges every token's
-    /// bytes, on all cores: for o200k 0.14 s on one, 0.07-0.09 s on two), `None` if the
-    /// vocabulary does not qualify for the linear-time merge.
+    /// Built once long pieces add up to [`BUILD_BACKTRACKER_AFTER`] bytes (building it merges
+    /// every token's bytes, on all cores: for o200k 0.14 s on one, 0.07-0.09 s on two), `None`
+    /// if the vocabulary does not qualify for the linear-time merge.
     backtracker: OnceLock<Option<Box<Backtracker>>>,
+    /// The bytes of the long pieces merged before the backtracker was built.
+    long_bytes: LongBytes,
+}
+
+/// Long pieces merge with the heap (`O(n log n)`) until they add up to this many bytes, then
+/// with the backtracker, which is about twenty times faster on long runs (o200k: 5-8 ns/byte
+/// against 110-130 on the edge corpus's runs of one letter, spaces or tabs) but costs a tenth of
+/// a second to build. Built on the first long piece, as it was, that tenth of a second went to
+/// the one piece over 512 bytes in the whole multilingual corpus (547 bytes of Thai, which the
+/// heap merges in 0.3 ms): the benchmark's repetition holding it ran at a fifth of its speed.
+/// Now the heap merges made before the build cost at most about a third of the build (a quarter
+/// of a megabyte at 110-130 ns/byte is about 30 ms), and text that never has that much in long
+/// pieces never pays for it.
+const BUILD_BACKTRACKER_AFTER: usize = 256 << 10;
+
+/// A byte count shared by the threads that use one table.
+#[derive(Debug, Default)]
+struct LongBytes(AtomicUsize);
+
+impl Clone for LongBytes {
+    fn clone(&self) -> Self {
+        Self(AtomicUsize::new(self.0.load(Ordering::Relaxed)))
+    }
 }
 
 impl TokenTable {
@@ -126,6 +150,7 @@ impl TokenTable {
             rank_bound: ranks.values().max().map_or(0, |&r| r.saturating_add(1)),
             premerge,
             backtracker: OnceLock::new(),
+            long_bytes: LongBytes::default(),
         }
     }
 
@@ -235,8 +260,18 @@ impl Lookup for TokenTable {
     }
 
     fn merge_long(&self, piece: &[u8], out: &mut Vec<Rank>) -> bool {
-        self.backtracker
-            .get_or_init(|| Backtracker::new(self).map(Box::new))
+        let backtracker = match self.backtracker.get() {
+            Some(built) => built,
+            None => {
+                let before = self.long_bytes.0.fetch_add(piece.len(), Ordering::Relaxed);
+                if before.saturating_add(piece.len()) < BUILD_BACKTRACKER_AFTER {
+                    return false;
+                }
+                self.backtracker
+                    .get_or_init(|| Backtracker::new(self).map(Box::new))
+            }
+        };
+        backtracker
             .as_ref()
             .is_some_and(|b| b.merge(piece, self, out))
     }
@@ -464,8 +499,8 @@ impl PreMerge {
     }
 }
 
-/// Pieces up to this many bytes use the flat-array merge; longer ones the linear-time
-/// backtracker (or the heap). The flat merge is quadratic, but in vector steps of eight keys:
+/// Pieces up to this many bytes use the flat-array merge; longer ones the heap, then, once they
+/// add up to [`BUILD_BACKTRACKER_AFTER`] bytes, the linear-time backtracker. The flat merge is quadratic, but in vector steps of eight keys:
 /// up to here it beat the backtracker on the pieces it takes over, the space-less sentences of
 /// Chinese and Japanese text (multilingual text took 11% less time with o200k, 9% with cl100k,
 /// than with a limit of 64, measured in one process on the same text; Thai, whose pieces are
@@ -1104,6 +1139,41 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn backtracker_is_built_once_long_pieces_add_up() {
+        let (ranks, byte_ranks) =
+            vocab(&[b"ab", b"bc", b"abc", b"aa", b"aaaa", b"ca", b"cab", b"aaa"]);
+        let table = TokenTable::new(&ranks, &byte_ranks);
+        let mut seed: u64 = 3;
+        let piece = random_text(&mut seed, FLAT_MERGE_MAX_LEN + 88, b"abc");
+        let expected = naive(&piece, &ranks);
+        let mut merged = 0;
+        while merged + piece.len() < BUILD_BACKTRACKER_AFTER {
+            let mut out = Vec::new();
+            merge_piece(&piece, &table, &byte_ranks, &mut out);
+            assert_eq!(out, expected);
+            merged += piece.len();
+            assert!(
+                table.backtracker.get().is_none(),
+                "built after {merged} bytes"
+            );
+        }
+        // The piece that crosses the line builds it, and merges with it to the same ids.
+        let mut out = Vec::new();
+        merge_piece(&piece, &table, &byte_ranks, &mut out);
+        assert!(matches!(table.backtracker.get(), Some(Some(_))));
+        assert_eq!(out, expected);
+        // A piece that long on its own builds it at once.
+        let fresh = TokenTable::new(&ranks, &byte_ranks);
+        let run = random_text(&mut seed, BUILD_BACKTRACKER_AFTER, b"abc");
+        let mut via_heap = Vec::new();
+        heap_merge(&run, &ranks, &byte_ranks, |_, _| {}, |r| via_heap.push(r));
+        let mut out = Vec::new();
+        merge_piece(&run, &fresh, &byte_ranks, &mut out);
+        assert!(matches!(fresh.backtracker.get(), Some(Some(_))));
+        assert_eq!(out, via_heap);
     }
 
     #[test]
