@@ -500,11 +500,12 @@ impl PreMerge {
 }
 
 /// Pieces up to this many bytes use the flat-array merge; longer ones the heap, then, once they
-/// add up to [`BUILD_BACKTRACKER_AFTER`] bytes, the linear-time backtracker. The flat merge is quadratic, but in vector steps of eight keys:
-/// up to here it beat the backtracker on the pieces it takes over, the space-less sentences of
-/// Chinese and Japanese text (multilingual text took 11% less time with o200k, 9% with cl100k,
-/// than with a limit of 64, measured in one process on the same text; Thai, whose pieces are
-/// mostly 128-256 bytes, alone was 6-10% slower).
+/// add up to [`BUILD_BACKTRACKER_AFTER`] bytes, the linear-time backtracker. The flat merge is
+/// quadratic, but in vector steps of eight keys: up to here it beat the backtracker on the
+/// pieces it takes over, the space-less sentences of Chinese and Japanese text (multilingual
+/// text took 11% less time with o200k, 9% with cl100k, than with a limit of 64, measured in one
+/// process on the same text; Thai, whose pieces are mostly 128-256 bytes, alone was 6-10%
+/// slower).
 const FLAT_MERGE_MAX_LEN: usize = 512;
 /// Pieces up to this many bytes (nearly all) merge in arrays of this size: clearing arrays
 /// for 512 bytes would cost a short piece more than its merge.
