@@ -271,9 +271,14 @@ def test_batches_read_every_kind_of_string(threads: int) -> None:
     # Latin-1 text whose bytes happen to be valid UTF-8 ("Ã©" is the UTF-8 of "é"), lone
     # surrogates in two- and four-byte strings (repaired as single calls repair them), and a
     # text larger than the per-thread conversion buffer that is kept.
+    class Subclass(str):
+        """A str subclass keeps its characters outside the object (not "compact")."""
+
     enc = ours("o200k_base")
     texts = [
         "plain ASCII, with digits 12345",
+        Subclass("“a subclass” of str, café"),
+        Subclass("plain subclass"),
         "",
         "café naïve \xa0 \xff",
         "Ã©tÃ© Ã©tÃ©",  # Latin-1 storage C3 A9 ...: valid UTF-8 for "été été"
