@@ -102,23 +102,55 @@ thread_local! {
     static ID_BUFFER: std::cell::RefCell<Vec<Rank>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// Run `f` with this thread's buffer for ids, emptied: a call that returns a list of ids needs
-/// them only until the list is made, and allocating (then freeing) a fresh vector per call,
-/// sized for the worst case, cost page faults on long texts. A buffer grown past 4 MiB by a
-/// huge text is not kept.
-fn with_id_buffer<R>(f: impl FnOnce(&mut Vec<Rank>) -> R) -> R {
-    ID_BUFFER.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut ids) => {
-            ids.clear();
-            let result = f(&mut ids);
-            if ids.capacity() > 1 << 20 {
-                *ids = Vec::new();
+/// A buffer kept by each thread between calls (see [`with_scratch`]).
+trait Scratch: Default {
+    fn clear(&mut self);
+    fn capacity(&self) -> usize;
+}
+
+impl Scratch for Vec<Rank> {
+    fn clear(&mut self) {
+        Vec::clear(self);
+    }
+    fn capacity(&self) -> usize {
+        Vec::capacity(self)
+    }
+}
+
+impl Scratch for String {
+    fn clear(&mut self) {
+        String::clear(self);
+    }
+    fn capacity(&self) -> usize {
+        String::capacity(self)
+    }
+}
+
+/// Run `f` with this thread's buffer `key`, emptied: allocating (then freeing) a fresh buffer
+/// per call, sized for the worst case, cost page faults on long texts. A buffer grown past 2^20
+/// items by a huge text is not kept.
+fn with_scratch<B: Scratch, R>(
+    key: &'static std::thread::LocalKey<std::cell::RefCell<B>>,
+    f: impl FnOnce(&mut B) -> R,
+) -> R {
+    key.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buffer) => {
+            buffer.clear();
+            let result = f(&mut buffer);
+            if buffer.capacity() > 1 << 20 {
+                *buffer = B::default();
             }
             result
         }
         // In use further up this thread's stack (not possible today, but never a panic).
-        Err(_) => f(&mut Vec::new()),
+        Err(_) => f(&mut B::default()),
     })
+}
+
+/// Run `f` with this thread's buffer for ids: a call that returns a list of ids needs them only
+/// until the list is made.
+fn with_id_buffer<R>(f: impl FnOnce(&mut Vec<Rank>) -> R) -> R {
+    with_scratch(&ID_BUFFER, f)
 }
 
 /// How many ids ahead `id_list` asks for an id's slot, and for the int the slot holds (by then

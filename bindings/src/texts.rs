@@ -6,13 +6,17 @@
 //! conversion was an eighth of a two-thread call (o200k, 400 KB per call), done by one thread
 //! while the others waited. So a batch borrows each string's own storage (one byte, two bytes or
 //! four bytes per character; ASCII is already UTF-8) and the thread that encodes a text converts
-//! it, into a buffer of its own.
+//! it, into a buffer of its own. Training reads its texts the same way (converted on the calling
+//! thread, but with no copy left in the strings).
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 
 use pyo3::exceptions::PyUnicodeEncodeError;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
+
+use crate::with_scratch;
 
 /// One text of a batch: its characters as the string stores them.
 #[derive(Clone, Copy)]
@@ -50,32 +54,35 @@ impl<'a> BatchText<'a> {
     /// `f` of the text as UTF-8, converted into this thread's buffer if it is not UTF-8 already.
     /// A lone surrogate (no UTF-8 form) is a `UnicodeEncodeError`, as CPython's conversion gives.
     pub fn with_utf8<R>(self, f: impl FnOnce(&str) -> R) -> PyResult<R> {
-        let direct = match self {
+        match self.as_str() {
+            Some(s) => Ok(f(s)),
+            None => with_scratch(&BUFFER, |buffer| {
+                self.convert(buffer)?;
+                Ok(f(buffer))
+            }),
+        }
+    }
+
+    /// The text as UTF-8: borrowed if it is UTF-8 already, else converted into a new string.
+    pub fn to_utf8(self) -> PyResult<Cow<'a, str>> {
+        match self.as_str() {
+            Some(s) => Ok(Cow::Borrowed(s)),
+            None => {
+                let mut converted = String::new();
+                self.convert(&mut converted)?;
+                Ok(Cow::Owned(converted))
+            }
+        }
+    }
+
+    /// The text if its storage is UTF-8 already.
+    fn as_str(self) -> Option<&'a str> {
+        match self {
             BatchText::Utf8(s) => Some(s),
             // Only ASCII bytes are UTF-8 as they are: Latin-1 `Ã©` is the UTF-8 of `é`.
             BatchText::Bytes(b) if b.is_ascii() => std::str::from_utf8(b).ok(),
             _ => None,
-        };
-        if let Some(s) = direct {
-            return Ok(f(s));
         }
-        BUFFER.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut buffer) => {
-                buffer.clear();
-                self.convert(&mut buffer)?;
-                let result = f(&buffer);
-                if buffer.capacity() > 1 << 20 {
-                    *buffer = String::new();
-                }
-                Ok(result)
-            }
-            // In use further up this thread's stack (not possible today, but never a panic).
-            Err(_) => {
-                let mut buffer = String::new();
-                self.convert(&mut buffer)?;
-                Ok(f(&buffer))
-            }
-        })
     }
 
     /// Append the text to `out` as UTF-8.

@@ -15,13 +15,12 @@ use bytepair_core::train::{
     Merger, PieceCounter as CoreCounter, TextChunks, TieBreak, TrainOptions,
 };
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyValueError};
-use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::{PyBytes, PyString};
 use rayon::ThreadPool;
 
 use super::to_py_err;
+use crate::texts::BatchText;
 
 /// How long the GIL stays released between progress reports and signal checks.
 const SLICE: Duration = Duration::from_millis(100);
@@ -78,33 +77,6 @@ impl PieceCounter {
     }
 }
 
-/// A Python string's UTF-8 bytes, without leaving a UTF-8 copy cached inside the string: ASCII
-/// strings are borrowed as they are, others are encoded into a temporary bytes object (asking
-/// CPython for a non-ASCII string's UTF-8 would keep a copy alive as long as the string).
-enum Utf8 {
-    Ascii(PyBackedStr),
-    Encoded(PyBackedBytes),
-}
-
-impl Utf8 {
-    fn of(s: &Bound<'_, PyString>) -> PyResult<Self> {
-        if s.call_method0(intern!(s.py(), "isascii"))?.is_truthy()? {
-            Ok(Utf8::Ascii(PyBackedStr::try_from(s.clone())?))
-        } else {
-            Ok(Utf8::Encoded(PyBackedBytes::from(s.encode_utf8()?)))
-        }
-    }
-
-    fn as_str(&self) -> PyResult<&str> {
-        match self {
-            Utf8::Ascii(s) => Ok(s),
-            Utf8::Encoded(b) => {
-                std::str::from_utf8(b).map_err(|e| PyValueError::new_err(e.to_string()))
-            }
-        }
-    }
-}
-
 fn report(progress: Option<&Bound<'_, PyAny>>, amount: u64) -> PyResult<()> {
     match progress {
         Some(f) if amount > 0 => f.call1((amount,)).map(drop),
@@ -151,8 +123,9 @@ impl PieceCounter {
     ) -> PyResult<()> {
         let pool = self.pool(num_threads)?;
         let rule = py.detach(|| self.counter().text_rule());
-        let utf8 = Utf8::of(text)?;
-        let blocks = split_blocks(utf8.as_str()?, BLOCK_BYTES, rule);
+        // Converted here, so that no UTF-8 copy stays inside the string (see `BatchText`).
+        let utf8 = BatchText::of(text)?.to_utf8()?;
+        let blocks = split_blocks(&utf8, BLOCK_BYTES, rule);
         // A few blocks per thread per slice: enough to balance, small enough to stay responsive.
         for group in blocks.chunks(4 * pool.current_num_threads()) {
             self.count(py, group, &pool)?;
@@ -183,15 +156,12 @@ impl PieceCounter {
                 if size >= slice_bytes {
                     break;
                 }
-                let u = Utf8::of(first)?;
-                size += u.as_str()?.len();
+                let u = BatchText::of(first)?.to_utf8()?;
+                size += u.len();
                 utf8.push(u);
                 rest = tail;
             }
-            let slice = utf8
-                .iter()
-                .map(Utf8::as_str)
-                .collect::<PyResult<Vec<_>>>()?;
+            let slice: Vec<&str> = utf8.iter().map(AsRef::as_ref).collect();
             self.count(py, &slice, &pool)?;
             report(progress, size as u64)?;
             py.check_signals()?;
