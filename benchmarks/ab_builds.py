@@ -1,0 +1,95 @@
+"""Two builds of ``bytepair._core`` against each other, in the encoding benchmark's conditions.
+
+A change to the encoder's hot path moves its speed by a few percent, and this machine's speed
+moves by more than that between runs, so two benchmark runs cannot tell builds apart. Here both
+builds are loaded in one process and take turns on the same text. For each slice of fresh
+paragraphs, tiktoken encodes the slice (as in the benchmark, other tables then fill the cache),
+then each build, in alternating order, re-encodes a quarter of the warm-up text and encodes the
+slice, timed. It prints the median over the slices of B's time over A's, and the total of B's
+over A's; below 1 means B is faster.
+
+    cp python/bytepair/_core*.so /tmp/a.so    # keep build A
+    # change the code, rebuild (pip install -e .), then:
+    python benchmarks/ab_builds.py o200k_base english /tmp/a.so python/bytepair/_core*.so
+
+``--method count_ordinary`` times ``count`` instead of ``encode_ordinary``. Only the compiled
+module changes between the builds; the Python package is the one installed.
+
+Run it several times both ways round (A B, then B A; a run takes seconds). Where the tables land
+in memory can favour one build whatever its code: on multilingual text the build given second
+was up to 4% faster in total, even when both were copies of one build. One run's median moves
+by about 4%; five or more in each order settle a difference of 1-2%.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.machinery
+import importlib.util
+import statistics
+from types import ModuleType
+
+from bench_encode import (
+    build_tiktoken,
+    first_quarter,
+    paragraphs,
+    slices,
+    time_calls,
+    vocab_path,
+)
+
+from bytepair import registry
+
+
+def load_build(path: str) -> ModuleType:
+    """The compiled module at ``path``, loaded under its own name (a second copy is allowed)."""
+    loader = importlib.machinery.ExtensionFileLoader("bytepair._core", path)
+    spec = importlib.util.spec_from_file_location("bytepair._core", path, loader=loader)
+    if spec is None:
+        raise SystemExit(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("encoding", choices=["cl100k_base", "o200k_base"])
+    parser.add_argument("text", choices=["english", "code", "multilingual"])
+    parser.add_argument("a", help="path of build A's compiled module (.so)")
+    parser.add_argument("b", help="path of build B's compiled module (.so)")
+    parser.add_argument("--slices", type=int, default=9)
+    parser.add_argument("--mb", type=float, default=0.8, help="MB of fresh text per slice")
+    parser.add_argument("--method", default="encode_ordinary", help="the CoreEncoding method")
+    args = parser.parse_args()
+
+    spec = registry.ENCODINGS[args.encoding]
+    data = vocab_path(args.encoding).read_bytes()
+    encode = [
+        getattr(load_build(p).CoreEncoding.from_tiktoken(data, {}, spec.pat_str), args.method)
+        for p in (args.a, args.b)
+    ]
+    warm, *runs = slices(paragraphs(args.text), args.slices + 1, int(args.mb * 1e6))
+    tiktoken = build_tiktoken(args.encoding)
+    for f in encode:
+        for d in warm:
+            f(d)
+    rewarm = first_quarter(warm)
+    ratios, totals = [], [0.0, 0.0]
+    for i, docs in enumerate(runs):
+        time_calls(tiktoken, docs)
+        seconds = [0.0, 0.0]
+        for k in (0, 1) if i % 2 == 0 else (1, 0):
+            for d in rewarm:
+                encode[k](d)
+            seconds[k] = time_calls(encode[k], docs)
+            totals[k] += seconds[k]
+        ratios.append(seconds[1] / seconds[0])
+    print(
+        f"{args.encoding} {args.text} {args.method}: B/A median {statistics.median(ratios):.3f}, "
+        f"total {totals[1] / totals[0]:.3f}, slices {min(ratios):.3f}-{max(ratios):.3f}"
+    )
+
+
+if __name__ == "__main__":
+    main()
