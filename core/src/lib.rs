@@ -12,9 +12,11 @@
 //! - [`formats`]: the vocabulary files worth parsing in Rust (tiktoken, GPT-2/HF merges);
 //! - [`train`]: learning merges from a corpus.
 //!
-//! Errors are values ([`Error`]); nothing reachable from input panics. Two `unsafe` blocks: a
-//! prefetch hint, which reads nothing, and the SIMD loads and compares of the block
-//! scanner ([`pretokenize`]), which read 16 bytes of a 64-byte array.
+//! Errors are values ([`Error`]); nothing reachable from input panics. `unsafe` code in three
+//! places: a prefetch hint, which reads nothing; the SIMD loads and compares of the block
+//! scanner ([`pretokenize`]), which read 16 bytes of a 64-byte array; and [`huge_pages`], an
+//! array allocated on 2 MiB boundaries (allocation, `madvise`, element access as `Box<[T]>`
+//! does it, tested for every value being dropped once).
 #![deny(unsafe_code)]
 
 pub mod added;
@@ -22,6 +24,7 @@ pub mod byte_map;
 pub mod encoder;
 pub mod error;
 pub mod formats;
+pub mod huge_pages;
 pub mod merge;
 mod packed;
 pub mod pair_merge;

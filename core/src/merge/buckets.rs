@@ -27,6 +27,7 @@
 use std::hash::{BuildHasher, RandomState};
 
 use crate::Rank;
+use crate::huge_pages::{HugePageArray, usable_len};
 
 /// A packed token key (see [`crate::packed`]): never zero, because the length is in the top
 /// byte, so zero marks an empty slot.
@@ -71,7 +72,7 @@ struct Bucket<K, const W: usize> {
 /// Packed keys to ranks; see the module documentation.
 #[derive(Debug, Clone)]
 pub struct BucketTable<K: Key, const W: usize> {
-    buckets: Box<[Bucket<K, W>]>,
+    buckets: HugePageArray<Bucket<K, W>>,
     /// The Bloom filter: bit `i` is `filter[i / 64] >> (i % 64) & 1`.
     filter: Box<[u64]>,
     /// A filter bit index is the top bits of a hash: `64 - log2(filter bits)`.
@@ -95,6 +96,9 @@ impl<K: Key, const W: usize> BucketTable<K, W> {
         // Any number of buckets, not a power of two: rounding up would leave up to half of a
         // table that should stay in the cache empty.
         let count = (n * 5).div_ceil(4 * W).max(n / W + 1);
+        // A table of more than 1.5 MiB is given 2 MiB pages (see `huge_pages`), and as many
+        // buckets as fill them: o200k's short tokens fit one page, its medium ones nearly one.
+        let count = usable_len::<Bucket<K, W>>(count);
         let filter_bits = (n * 12).max(64).next_power_of_two();
         let empty = Bucket {
             keys: [K::default(); W],
@@ -102,7 +106,7 @@ impl<K: Key, const W: usize> BucketTable<K, W> {
             overflow: 0,
         };
         let mut table = Self {
-            buckets: vec![empty; count].into_boxed_slice(),
+            buckets: HugePageArray::filled(count, empty),
             filter: vec![0; filter_bits / 64].into_boxed_slice(),
             filter_shift: 64 - filter_bits.trailing_zeros(),
             seed: RandomState::new().hash_one(n),
