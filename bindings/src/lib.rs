@@ -298,7 +298,7 @@ struct CoreEncoding {
     /// builds in one process). The lock is only tried: a list made while it is held (by another
     /// thread of a free-threaded Python, or on this thread by a finalizer that the collector
     /// runs while a list is being made) gets new ints instead of waiting. o200k's slots fill
-    /// most of a 2 MiB page and get one (`huge_pages`): with the tables' pages, 3% less time on
+    /// most of a 2 MiB page and get one (`huge_pages`): with the tables' pages, 2% less time on
     /// English.
     ints: Mutex<HugePageArray<Option<Py<PyAny>>>>,
 }

@@ -6,8 +6,10 @@
 //! also miss the first-level TLB, and the prefetches that should hide a lookup's cache miss are
 //! dropped by some processors (AMD's Zen among them) when their page is not in the TLB. On 2 MiB
 //! pages a table is one or two TLB entries. Measured with o200k in the benchmark's conditions
-//! (`benchmarks/ab_builds.py`, both builds in one process, each order): 3% less time on English,
-//! 2% on multilingual text and code. cl100k's tables are too small to be given such pages.
+//! (`benchmarks/ab_builds.py`, both builds in one process, six to ten runs in each order): 2%
+//! less time on English and multilingual text, 1% on code. cl100k's tables are too small to be
+//! given such pages. The smaller tables gain little: the Bloom filters on their own pages (each
+//! rounded up to 2 MiB) took another 1% off, the byte-pair arrays nothing.
 //!
 //! Linux backs memory with 2 MiB pages (transparent huge pages) when the region is 2 MiB-aligned
 //! and, in the kernel's default `madvise` mode, marked with `madvise(MADV_HUGEPAGE)` before it
