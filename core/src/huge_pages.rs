@@ -2,9 +2,10 @@
 //!
 //! The encoder's lookups land anywhere in tables of megabytes: with o200k, 1.9 MB of tokens of
 //! three to seven bytes and 1.7 MB of eight to fifteen, and in the bindings 1.6 MB of slots for
-//! the Python int of each id. On 4 KiB pages each table spans hundreds of pages, so most lookups
-//! also miss the first-level TLB, and the prefetches that should hide a lookup's cache miss are
-//! dropped by some processors (AMD's Zen among them) when their page is not in the TLB. On 2 MiB
+//! the Python int of each id. On 4 KiB pages each table spans hundreds of pages, more than the
+//! first-level TLB holds, so a lookup can wait for its page's translation as well as for its
+//! cache line, and a prefetch whose page is not in the TLB may be dropped (gigatoken's notes
+//! report this of AMD's Zen; this machine has no performance counters to check it). On 2 MiB
 //! pages a table is one or two TLB entries. Measured with o200k in the benchmark's conditions
 //! (`benchmarks/ab_builds.py`, both builds in one process, six to ten runs in each order): 2%
 //! less time on English and multilingual text, 1% on code. cl100k's tables are too small to be
