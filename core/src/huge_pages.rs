@@ -19,6 +19,10 @@
 //! pages unused is allocated as usual, as is every array on other systems; where the kernel has
 //! no huge page to give, the memory is an ordinary allocation with the same contents.
 //!
+//! The price is memory: an o200k encoder takes about 2 MB more once built, and its ints' slots
+//! are backed by a whole page at the first call where 4 KiB pages were backed as ids appeared
+//! (3-5 MB more in all after 20,000 English paragraphs).
+//!
 //! The module's tests pass under Miri (`cargo +nightly miri test -p bytepair-core --lib
 //! huge_pages`, about eight minutes; `madvise` is left out there).
 
