@@ -61,7 +61,7 @@ fn huge_layout<T>(len: usize) -> Option<Layout> {
     }
     let bytes = std::mem::size_of::<T>().checked_mul(len)?;
     let rounded = bytes.checked_next_multiple_of(HUGE_PAGE)?;
-    // At least three quarters of the pages used (which also rules out empty arrays).
+    // Not empty, and at least three quarters of the pages used.
     if bytes == 0 || bytes < rounded / 4 * 3 {
         return None;
     }

@@ -96,8 +96,9 @@ impl<K: Key, const W: usize> BucketTable<K, W> {
         // Any number of buckets, not a power of two: rounding up would leave up to half of a
         // table that should stay in the cache empty.
         let count = (n * 5).div_ceil(4 * W).max(n / W + 1);
-        // A table of more than 1.5 MiB is given 2 MiB pages (see `huge_pages`), and as many
-        // buckets as fill them: o200k's short tokens fit one page, its medium ones nearly one.
+        // A table that fills at least three quarters of its 2 MiB pages is given them (see
+        // `huge_pages`), and as many buckets as fill them: o200k's short tokens fit one page,
+        // its medium ones nearly one.
         let count = usable_len::<Bucket<K, W>>(count);
         let filter_bits = (n * 12).max(64).next_power_of_two();
         let empty = Bucket {
@@ -203,15 +204,10 @@ impl<K: Key, const W: usize> BucketTable<K, W> {
     /// overflowed.
     #[inline(always)]
     pub fn get_present(&self, key: K) -> Option<Rank> {
-        self.search(key)
-    }
-
-    #[inline(always)]
-    fn search(&self, key: K) -> Option<Rank> {
         self.search_from(key, self.home(key))
     }
 
-    /// [`Self::search`] from `key`'s home bucket, already found.
+    /// The search for `key` from its home bucket, `home`.
     #[inline(always)]
     fn search_from(&self, key: K, home: usize) -> Option<Rank> {
         let mut b = home;
