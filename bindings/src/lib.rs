@@ -287,15 +287,17 @@ fn batch_chunks(texts: usize, threads: usize) -> Vec<std::ops::Range<usize>> {
     chunks
 }
 
-/// The texts of a batch, once the calling thread has read them. A worker spins first: the
-/// reading takes tens of microseconds, about as long as it takes to wake a sleeping thread.
+/// The texts of a batch, once the calling thread has read them. A worker polls first: the
+/// reading takes tens of microseconds, about as long as it takes to wake a sleeping thread. It
+/// yields between polls, so that workers beyond the number of cores do not keep the reading
+/// thread from its core.
 fn wait_for_texts<T>(texts: &std::sync::OnceLock<T>) -> &T {
     let start = std::time::Instant::now();
     while start.elapsed() < std::time::Duration::from_millis(1) {
         if let Some(t) = texts.get() {
             return t;
         }
-        std::hint::spin_loop();
+        std::thread::yield_now();
     }
     texts.wait()
 }
