@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import pickle
+import subprocess
 import sys
 import threading
 import weakref
@@ -242,10 +243,36 @@ def test_numpy_and_batches() -> None:
     arr = enc.encode_to_numpy("abc ab é")
     assert arr.dtype == np.uint32
     assert arr.tolist() == enc.encode("abc ab é")
+    # Each call gets an array of its own, which the caller may change.
+    assert arr.flags.owndata and arr.flags.writeable
+    arr[:] = 0
+    assert enc.encode_to_numpy("abc ab é").tolist() == enc.encode("abc ab é")
     texts = ["abc", "ab ab", "", "é" * 10]
     assert enc.encode_ordinary_batch(texts, num_threads=2) == [enc.encode(t) for t in texts]
     assert enc.count_batch(texts, num_threads=2) == [len(enc.encode(t)) for t in texts]
     assert enc.decode_batch(enc.encode_batch(texts)) == texts
+
+
+def test_numpy_missing_is_an_import_error() -> None:
+    # The array is made with numpy's C API, which the `numpy` crate looks up on first use and
+    # panics if it cannot: without numpy, the call must raise the ImportError of importing it.
+    code = (
+        "import sys; sys.modules['numpy'] = None\n"
+        "from bytepair import Encoding\n"
+        "enc = Encoding('b', pat_str=r'.', mergeable_ranks={bytes([b]): b for b in range(256)},"
+        " special_tokens={})\n"
+        "assert enc.encode('hi') == [104, 105]\n"
+        "for call in (lambda: enc.encode_to_numpy('hi'),"
+        " lambda: enc._core.encode_to_numpy('hi', None, None)):\n"
+        "    try:\n"
+        "        call()\n"
+        "    except ImportError as e:\n"
+        "        print('ImportError', 'numpy' in str(e))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["ImportError", "True", "ImportError", "True"]
+    assert "panic" not in run.stderr.lower()
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3, 8])

@@ -11,11 +11,13 @@ use bytepair_core::added::AddedVocabulary;
 use bytepair_core::encoder::SpecialMatcher;
 use bytepair_core::huge_pages::HugePageArray;
 use bytepair_core::{CoreEncoder, Error, Pretokenizer, Rank};
+use numpy::PyArray1;
 use pyo3::PyTraverseError;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyError, PyMemoryError, PyValueError};
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 mod formats;
@@ -310,6 +312,16 @@ impl<T> Drop for Unblock<'_, T> {
     fn drop(&mut self) {
         let _ = self.0.set(Vec::new());
     }
+}
+
+/// `Ok` once numpy imports. The `numpy` crate panics when it cannot (it looks numpy's C API up
+/// on first use), so every path that makes an array asks here first, and a missing numpy is
+/// the `ImportError` of importing it.
+fn numpy_importable(py: Python<'_>) -> PyResult<()> {
+    static IMPORTED: PyOnceLock<()> = PyOnceLock::new();
+    IMPORTED
+        .get_or_try_init(py, || py.import("numpy").map(drop))
+        .map(drop)
 }
 
 /// `refuse` for a batch: the error names the first text, in order, that spells a token.
@@ -996,24 +1008,22 @@ impl CoreEncoding {
         self.with_encoded(py, text, allowed, disallowed, |ids| self.id_list(py, ids))
     }
 
-    /// `encode`, the ids as native-endian u32 bytes for numpy.frombuffer.
+    /// `encode`, the ids as a new numpy `uint32` array. Made here, with numpy's C API: the ids
+    /// as bytes for `numpy.frombuffer` cost about 0.6 us more per call than a list (0.3 us of it
+    /// `frombuffer`), more than encoding a sentence.
     #[pyo3(signature = (text, allowed=None, disallowed=None))]
-    fn encode_to_u32_bytes<'py>(
+    fn encode_to_numpy<'py>(
         &self,
         py: Python<'py>,
         text: &str,
         allowed: Option<PyRef<'_, SpecialSet>>,
         disallowed: Option<PyRef<'_, SpecialSet>>,
-    ) -> PyResult<Bound<'py, PyBytes>> {
+    ) -> PyResult<Bound<'py, PyArray1<Rank>>> {
+        numpy_importable(py)?;
         let allowed = self.own(allowed.as_deref())?;
         let disallowed = self.own(disallowed.as_deref())?;
         self.with_encoded(py, text, allowed, disallowed, |ids| {
-            PyBytes::new_with(py, ids.len() * 4, |raw| {
-                for (bytes, id) in raw.chunks_exact_mut(4).zip(ids) {
-                    bytes.copy_from_slice(&id.to_ne_bytes());
-                }
-                Ok(())
-            })
+            Ok(PyArray1::from_slice(py, ids))
         })
     }
 

@@ -4,6 +4,9 @@ from collections.abc import Callable
 from os import PathLike
 from typing import Any, final
 
+import numpy as np
+import numpy.typing as npt
+
 __all__ = [
     "CoreEncoding",
     "DefaultCalls",
@@ -59,9 +62,9 @@ class CoreEncoding:
     def encode(
         self, text: str, allowed: SpecialSet | None = None, disallowed: SpecialSet | None = None
     ) -> list[int]: ...
-    def encode_to_u32_bytes(
+    def encode_to_numpy(
         self, text: str, allowed: SpecialSet | None = None, disallowed: SpecialSet | None = None
-    ) -> bytes: ...
+    ) -> npt.NDArray[np.uint32]: ...
     def count_ordinary(self, text: str) -> int: ...
     def count(
         self, text: str, allowed: SpecialSet | None = None, disallowed: SpecialSet | None = None

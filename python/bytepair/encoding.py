@@ -45,23 +45,6 @@ def _repair_surrogates(text: str) -> str:
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
-# numpy's frombuffer and the uint32 dtype, looked up on the first encode_to_numpy (numpy is
-# optional, imported only there): looking them up on every call cost more than encoding a short
-# text.
-_numpy_u32: tuple[Callable[..., Any], Any] | None = None
-
-
-def _u32_array(raw: bytes) -> npt.NDArray[np.uint32]:
-    global _numpy_u32
-    if _numpy_u32 is None:
-        import numpy as np
-
-        _numpy_u32 = (np.frombuffer, np.dtype(np.uint32))
-    frombuffer, uint32 = _numpy_u32
-    array: npt.NDArray[np.uint32] = frombuffer(raw, uint32)
-    return array
-
-
 _ALLOWED_DEFAULT: frozenset[str] = frozenset()
 _DISALLOWED_DEFAULT: Literal["all"] = "all"
 
@@ -670,7 +653,7 @@ class Encoding:
             # As in `encode`: the common call in one step, `_run` only to repair or word errors
             # (going through `_run` costs ~0.2 us more per call, a tenth of a paragraph's).
             try:
-                return _u32_array(self._core.encode_to_u32_bytes(text, defaults[0], defaults[1]))
+                return self._core.encode_to_numpy(text, defaults[0], defaults[1])
             except (UnicodeEncodeError, _core.DisallowedSpecial):
                 pass
         if self._hf is not None:
@@ -679,8 +662,7 @@ class Encoding:
             call = self._hf_call(add_special_tokens)
             ids = self._run(call, text, allowed_special, disallowed_special)
             return np.array(ids, dtype=np.uint32)
-        raw = self._run(self._core.encode_to_u32_bytes, text, allowed_special, disallowed_special)
-        return _u32_array(raw)
+        return self._run(self._core.encode_to_numpy, text, allowed_special, disallowed_special)
 
     def encode_ordinary_batch(
         self, text: Sequence[str], *, num_threads: int = _DEFAULT_THREADS
