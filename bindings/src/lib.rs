@@ -281,10 +281,10 @@ fn batch_chunks(texts: usize, threads: usize) -> Vec<std::ops::Range<usize>> {
         let take = if threads > 1 {
             (left / (threads * 2)).clamp(1, size)
         } else {
-            size
+            size.min(left)
         };
-        chunks.push(start..start + take.min(left));
-        start += take.min(left);
+        chunks.push(start..start + take);
+        start += take;
     }
     chunks
 }
@@ -454,11 +454,12 @@ impl CoreEncoding {
         };
         let workers = num_threads.max(1) - 1;
         let chunks = batch_chunks(strings.len(), num_threads);
+        let pooled = workers > 0 && chunks.len() > 1;
         // The texts as the threads read them. Without `disallowed` the workers start before
         // this thread has read them (see `wait_for_texts`); with it, every text is checked
         // first, on all threads.
         let texts = std::sync::OnceLock::<Vec<BatchText<'_>>>::new();
-        if disallowed.is_some() || workers == 0 || chunks.len() < 2 {
+        if disallowed.is_some() || !pooled {
             let read = batch_texts(strings)?;
             if disallowed.is_some() {
                 if workers == 0 {
@@ -523,7 +524,7 @@ impl CoreEncoding {
                 }
             }
         };
-        if let Some(read) = texts.get().filter(|_| workers == 0 || chunks.len() < 2) {
+        if let Some(read) = texts.get().filter(|_| !pooled) {
             drop(sender);
             drive(read);
         } else {
