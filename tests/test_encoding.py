@@ -275,6 +275,64 @@ def test_numpy_missing_is_an_import_error() -> None:
     assert "panic" not in run.stderr.lower()
 
 
+# The ids a list returns are ints that one array per process holds, in id order, never freed
+# (`bindings/src/ints.rs`). Run in a new process, so that the array starts empty and grows
+# here: within the memory it has (65536 ids), then into new memory.
+SHARED_INTS = r"""
+import gc, pickle, sys, sysconfig
+from bytepair import Encoding
+
+def encoding(n):
+    # Every single byte, then " t256", " t257", ...: each a whole piece of the pattern.
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks.update({f" t{i}".encode(): i for i in range(256, n)})
+    return Encoding(f"v{n}", pat_str=r" ?\S+", mergeable_ranks=ranks, special_tokens={})
+
+shared = sys.implementation.name == "cpython" and not sysconfig.get_config_var("Py_GIL_DISABLED")
+kept = []
+for n in [300, 1000, 70_000, 200_000]:
+    enc = encoding(n)
+    ids = [5, 256, 257, 299] + list(range(n - 3, n))
+    t = "\x05" + "".join(f" t{i}" for i in ids[1:])
+    got = enc.encode_ordinary(t)
+    assert got == ids, (n, got, ids)
+    again = enc.encode_ordinary(t)
+    assert all(type(x) is int for x in got)
+    assert pickle.loads(pickle.dumps(got)) == ids
+    # CPython's own small ints up to 256, as int() gives them.
+    assert got[0] is int("5") and got[1] is int("256")
+    if shared:
+        # The same int for an id, call after call, and from the encoder before (same array
+        # while it has room, n = 1000 after 300) ...
+        assert all(x is y for x, y in zip(got, again))
+        if n == 1000:
+            assert kept[-1][2] is got[2]
+        # ... whose count never falls to zero: huge before 3.12, immortal after.
+        before = sys.getrefcount(got[2])
+        many = [enc.encode_ordinary(t) for _ in range(1000)]
+        if sys.version_info >= (3, 12):
+            assert sys.getrefcount(got[2]) == before
+        else:
+            assert before > 2**59 and sys.getrefcount(got[2]) == before + 1000
+        del many
+    kept.append(got)
+    del again
+    gc.collect()
+# Every int handed out is still whole after the array grew into new memory twice.
+for got in kept:
+    assert [x + 0 for x in got] == got and all(hash(x) == int(str(x)) for x in got)
+print("ok", shared)
+"""
+
+
+def test_returned_ints_are_shared_and_outlive_every_list() -> None:
+    run = subprocess.run(
+        [sys.executable, "-c", SHARED_INTS], capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split()[0] == "ok"
+
+
 @pytest.mark.parametrize("threads", [1, 2, 3, 8])
 def test_large_batches_keep_order(threads: int) -> None:
     # Many chunks, claimed by workers and by the calling thread in whatever order they finish:

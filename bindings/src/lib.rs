@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex, TryLockError};
 
 use bytepair_core::added::AddedVocabulary;
 use bytepair_core::encoder::SpecialMatcher;
-use bytepair_core::huge_pages::HugePageArray;
 use bytepair_core::{CoreEncoder, Error, Pretokenizer, Rank};
 use numpy::PyArray1;
 use pyo3::PyTraverseError;
@@ -21,9 +20,11 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 mod formats;
+mod ints;
 mod texts;
 mod train;
 
+use ints::IdInts;
 use texts::BatchText;
 
 create_exception!(
@@ -156,12 +157,11 @@ fn with_id_buffer<R>(f: impl FnOnce(&mut Vec<Rank>) -> R) -> R {
     with_scratch(&ID_BUFFER, f)
 }
 
-/// How many ids ahead `id_list` asks for an id's slot, and for the int the slot holds (by then
-/// the slot has arrived). 32 and 16 took 2-3% less time than 16 and 8 on o200k English, code and
-/// multilingual text and on cl100k English (`benchmarks/ab_builds.py`, five or six runs in each
-/// order); 64 and 32 did about as well, 32 and 12 less.
-const SLOT_PREFETCH_DISTANCE: usize = 32;
-const INT_PREFETCH_DISTANCE: usize = 16;
+/// How many ids ahead `id_list` asks for an id's int, the first ones before the list is
+/// allocated: 0.95 of the time of 16 ahead and none before (o200k English,
+/// `benchmarks/ab_builds.py`, three runs in each order); 32 and 128 took 0.97, and 16 with the
+/// first ones asked for before, 1.00.
+const INT_PREFETCH_DISTANCE: usize = 64;
 
 /// Ask the CPU to bring the cache line at `address` in; a hint that never faults.
 #[inline(always)]
@@ -177,8 +177,8 @@ fn prefetch<T>(address: *const T) {
     let _ = address;
 }
 
-/// A new int for `id` (cold: once per id and encoder, or when another thread holds the slots).
-#[cold]
+/// A new int for `id` (CPython's own for ids up to 256): for ids no shared int covers (see
+/// `ints`). Kept out of line, so that the loops that make lists stay small.
 #[inline(never)]
 fn new_int(py: Python<'_>, id: Rank) -> Bound<'_, PyAny> {
     id.into_pyobject(py)
@@ -349,20 +349,8 @@ struct CoreEncoding {
     added: Option<AddedVocabulary>,
     /// `enabled` with no special token allowed: only the non-special added tokens.
     ordinary_added: Vec<bool>,
-    /// A Python int for each id, made the first time the id is returned. Returning ids used to
-    /// spend more time allocating an int object per id (and freeing it later) than encoding
-    /// them; a list of shared ints costs one reference count per id. That count is a write to
-    /// the int, so where the ints lie matters: made in the order text first uses them, the
-    /// frequent ones sit together in a few pages that stay in cache, where ints made in id
-    /// order spread them over a 200k-token vocabulary's 6 MB (twice the time per id). A slot is
-    /// one pointer: with a `OnceLock` per id (16 bytes, 3.2 MB of slots for o200k)
-    /// `encode_ordinary` of fresh text took 3-17% more time (median 7%; o200k and cl100k, both
-    /// builds in one process). The lock is only tried: a list made while it is held (by another
-    /// thread of a free-threaded Python, or on this thread by a finalizer that the collector
-    /// runs while a list is being made) gets new ints instead of waiting. o200k's slots fill
-    /// most of a 2 MiB page and get one (`huge_pages`): with the tables' pages, 2% less time on
-    /// English.
-    ints: Mutex<HugePageArray<Option<Py<PyAny>>>>,
+    /// The process's shared ints for this vocabulary's ids (`ints`), once a list needed them.
+    ints: std::sync::OnceLock<&'static IdInts>,
 }
 
 impl CoreEncoding {
@@ -377,45 +365,30 @@ impl CoreEncoding {
             matchers: Mutex::new(HashMap::new()),
             added: None,
             ordinary_added: Vec::new(),
-            ints: Mutex::new(HugePageArray::default()),
+            ints: std::sync::OnceLock::new(),
         })
     }
 
     /// `ids` as a Python list of ints.
     fn id_list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
-        let mut ints = match self.ints.try_lock() {
-            Ok(ints) => ints,
-            Err(TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(TryLockError::WouldBlock) => {
-                return list_of(py, ids.len(), |i| new_int(py, ids[i]));
-            }
+        let ints = match self.ints.get() {
+            Some(ints) => *ints,
+            None => match IdInts::for_ids(py, self.core.id_bound()) {
+                Some(ints) => *self.ints.get_or_init(|| ints),
+                None => return list_of(py, ids.len(), |i| new_int(py, ids[i])),
+            },
         };
-        if ints.is_empty() {
-            *ints = HugePageArray::from_fn(self.core.id_bound(), |_| None);
+        // Fresh text uses ints that are not in cache. Their addresses need no load, so the
+        // first ones are asked for before the list is allocated (all of them, for most
+        // paragraphs), and each later one as far ahead.
+        for &id in ids.iter().take(INT_PREFETCH_DISTANCE) {
+            ints.prefetch(id);
         }
         list_of(py, ids.len(), |i| {
-            // Fresh text uses ints whose slots and objects are not in cache, and each id's
-            // two loads depend on each other; asking for them a few ids ahead overlaps the
-            // misses (about a quarter less time per id on fresh text).
-            if let Some(ahead) = ids.get(i + SLOT_PREFETCH_DISTANCE) {
-                if let Some(slot) = ints.get(*ahead as usize) {
-                    prefetch(std::ptr::from_ref(slot));
-                }
+            if let Some(&ahead) = ids.get(i + INT_PREFETCH_DISTANCE) {
+                ints.prefetch(ahead);
             }
-            if let Some(ahead) = ids.get(i + INT_PREFETCH_DISTANCE) {
-                if let Some(Some(made)) = ints.get(*ahead as usize) {
-                    prefetch(made.as_ptr().cast_const());
-                }
-            }
-            let id = ids[i];
-            match ints.get_mut(id as usize) {
-                Some(Some(made)) => made.clone_ref(py).into_bound(py),
-                Some(slot) => slot
-                    .insert(new_int(py, id).unbind())
-                    .clone_ref(py)
-                    .into_bound(py),
-                None => new_int(py, id),
-            }
+            ints.get(py, ids[i])
         })
     }
 

@@ -1,0 +1,228 @@
+//! The Python ints that returned id lists hold: one per id, laid out by id, made once per process.
+//!
+//! A list of ids holds a reference to an int per id. Making an int per id (tiktoken does) costs
+//! an allocation now and a free later; sharing one int per id costs only a reference count. The
+//! shared ints used to be found through a table of pointers indexed by id (1.6 MB for o200k, a
+//! rarely used id on a cache line of its own) and then read: two loads, the second waiting for
+//! the first, on ids whose lines are mostly not in cache. A build that put one constant int in
+//! every list showed what they cost: 15% of `encode_ordinary`'s time on fresh English (o200k).
+//! Here the ints sit in one array, 32 bytes apart, so an id's int is at an address computed from
+//! the id: the one load left is the int itself, which can be asked for before it is needed.
+//! `encode_ordinary` of fresh paragraphs took 0.90-0.94 of the time on o200k English, 0.95-0.96
+//! on multilingual text, 0.94 on code and 0.92 on cl100k English (`benchmarks/ab_builds.py`,
+//! three or four runs in each order). Ints in id order spread over 6 MB for o200k, where ints
+//! made in the order text first used them sat together; with the pointer table that layout had
+//! taken twice the time per id, but then each int was found only after its pointer.
+//!
+//! Each int is a byte copy of an int that CPython made (`PyLong_FromLong`): `int.__sizeof__()`
+//! bytes, whose only pointer is to the static `int` type. None is ever freed: before Python 3.12
+//! a copy's reference count starts at 2^60, which nothing can count down to zero; from 3.12 on
+//! it is the count of the small int 1, which CPython makes immortal, so that references to a copy
+//! write nothing. Every copy is checked when made (exactly an `int`, of the right value); if one
+//! fails, or where objects cannot be copied like this (PyPy, GraalPy, the free-threaded build,
+//! the limited API, reference-tracing debug builds), ids get a new int each, as tiktoken's do.
+//! Ids up to 256 are CPython's own small ints, as `int(...)` gives them.
+
+use pyo3::prelude::*;
+
+use bytepair_core::Rank;
+
+/// Bytes between two ints of the array: at least an int of one 30-bit digit (28 bytes on 64-bit
+/// CPython 3.10-3.14), and a power of two, so that no int straddles two cache lines.
+const STRIDE: usize = 32;
+/// Arrays are allocated for a multiple of this many ids (2 MiB, a huge page).
+const GROWTH: usize = 1 << 16;
+/// No array beyond this many ids (32 MiB); larger ids get new ints.
+const MAX_IDS: usize = 1 << 20;
+/// CPython keeps one int for each value below this; those are returned as they are.
+const SMALL_INTS: usize = 257;
+
+/// The ints of the ids below `len`, at `base + id * STRIDE` (for ids from [`SMALL_INTS`] on).
+/// Never freed: the ints live as long as the process, whatever holds them.
+pub struct IdInts {
+    base: usize,
+    len: usize,
+}
+
+impl IdInts {
+    /// Ints for at least the ids below `bound` (capped at [`MAX_IDS`]), made on the first call
+    /// that needs ids the process has no ints for yet; `None` where ints cannot be copied (see
+    /// the module documentation), or while another thread is making them.
+    pub fn for_ids(py: Python<'_>, bound: usize) -> Option<&'static IdInts> {
+        imp::for_ids(py, bound)
+    }
+
+    /// Ask the CPU for the int of `id` ahead of its use.
+    #[inline(always)]
+    pub fn prefetch(&self, id: Rank) {
+        let id = id as usize;
+        if id < self.len {
+            crate::prefetch((self.base + id * STRIDE) as *const u8);
+        }
+    }
+
+    /// The int of `id`, a new reference.
+    #[inline(always)]
+    pub fn get<'py>(&self, py: Python<'py>, id: Rank) -> Bound<'py, PyAny> {
+        let i = id as usize;
+        if (SMALL_INTS..self.len).contains(&i) {
+            imp::copy_at(py, self.base + i * STRIDE)
+        } else {
+            crate::new_int(py, id)
+        }
+    }
+}
+
+#[cfg(not(any(
+    PyPy,
+    GraalPy,
+    Py_GIL_DISABLED,
+    Py_LIMITED_API,
+    py_sys_config = "Py_TRACE_REFS"
+)))]
+#[allow(unsafe_code)]
+mod imp {
+    use std::sync::{Mutex, TryLockError};
+
+    use bytepair_core::huge_pages::HugePageArray;
+    use pyo3::ffi;
+    use pyo3::prelude::*;
+    use pyo3::types::PyInt;
+
+    use super::{GROWTH, IdInts, MAX_IDS, SMALL_INTS, STRIDE};
+
+    /// One slot of the array: an int's bytes, aligned so that no int straddles two lines.
+    #[derive(Clone, Copy)]
+    #[repr(C, align(32))]
+    struct Slot([u8; STRIDE]);
+
+    /// The array ints are being added to: its memory, how many ids it has room for, and the
+    /// ints made so far in it.
+    struct Array {
+        base: usize,
+        room: usize,
+        made: &'static IdInts,
+    }
+
+    /// `None` until the first array; `Some(None)` once copying failed (for good).
+    static ARRAY: Mutex<Option<Option<Array>>> = Mutex::new(None);
+
+    pub fn for_ids(py: Python<'_>, bound: usize) -> Option<&'static IdInts> {
+        let want = bound.clamp(SMALL_INTS, MAX_IDS);
+        // Only tried: a thread that finds it held makes new ints this once rather than wait,
+        // holding the interpreter, on a thread that might need the interpreter to finish.
+        let mut array = match ARRAY.try_lock() {
+            Ok(array) => array,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => return None,
+        };
+        match &*array {
+            Some(None) => return None,
+            Some(Some(a)) if a.made.len >= want => return Some(a.made),
+            _ => {}
+        }
+        // More ints in the same memory if there is room: ints already handed out stay where
+        // they are. Otherwise new memory; the old array's ints stay too (lists may hold them).
+        let (base, room, from) = match &*array {
+            Some(Some(a)) if want <= a.room => (a.base, a.room, a.made.len),
+            _ => {
+                let room = want.next_multiple_of(GROWTH);
+                let memory = HugePageArray::filled(room, Slot([0; STRIDE]));
+                let base = memory.as_ptr() as usize;
+                std::mem::forget(memory);
+                (base, room, SMALL_INTS)
+            }
+        };
+        let made = copy_ints(py, base, from, want)
+            .map(|()| &*Box::leak(Box::new(IdInts { base, len: want })));
+        *array = Some(made.map(|made| Array { base, room, made }));
+        made
+    }
+
+    /// A new reference to the int at `address`, one of the copies [`copy_ints`] checked.
+    #[inline(always)]
+    pub fn copy_at(py: Python<'_>, address: usize) -> Bound<'_, PyAny> {
+        let int = address as *mut ffi::PyObject;
+        // SAFETY: `address` is one of the ints `copy_ints` copied and checked, which are never
+        // freed (their count never reaches zero); the interpreter is held (`py`), as counting
+        // references needs.
+        unsafe {
+            ffi::Py_INCREF(int);
+            Bound::from_owned_ptr(py, int)
+        }
+    }
+
+    /// Copy CPython's ints for the ids `from..to` into their slots of the array at `base`;
+    /// `None` if one of them would not be a faithful copy.
+    fn copy_ints(py: Python<'_>, base: usize, from: usize, to: usize) -> Option<()> {
+        // The size to copy: that of the largest int, since sizes grow with the number of
+        // digits; the smallest must have the same (all of one digit), and it must fit a slot.
+        let size_of = |id: usize| -> Option<usize> {
+            let int = id.into_pyobject(py).ok()?;
+            int.call_method0("__sizeof__").ok()?.extract().ok()
+        };
+        let size = size_of(to - 1)?;
+        if size > STRIDE || size < std::mem::size_of::<ffi::PyObject>() || size_of(from)? != size {
+            return None;
+        }
+        let count = count_word(py)?;
+        for id in from..to {
+            let original = id.into_pyobject(py).ok()?;
+            let slot = base + id * STRIDE;
+            // SAFETY: `slot` is the `STRIDE` bytes of id `id` in the array (`id` is below its
+            // room), which nothing reads yet; `size <= STRIDE`, and the original is an int of
+            // `size` bytes (as many digits as the largest), alive while it is read. Its first
+            // word is the reference count (every object begins with it in the builds this
+            // module is compiled for), replaced so that the copy is never freed.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    original.as_ptr().cast::<u8>(),
+                    slot as *mut u8,
+                    size,
+                );
+                (slot as *mut isize).write(count);
+            }
+            let copy = copy_at(py, slot);
+            if !copy.is_exact_instance_of::<PyInt>() || copy.extract::<usize>().ok() != Some(id) {
+                return None;
+            }
+        }
+        Some(())
+    }
+
+    /// The first word of every copy: before 3.12, a count that never reaches zero; from 3.12
+    /// on, the count of the small int 1, which CPython makes immortal.
+    fn count_word(py: Python<'_>) -> Option<isize> {
+        if cfg!(Py_3_12) {
+            let one = 1u32.into_pyobject(py).ok()?;
+            // SAFETY: reads the first word of a live object: its reference count.
+            let word = unsafe { one.as_ptr().cast::<isize>().read() };
+            // Immortal counts are negative as 32-bit numbers (64-bit CPython 3.12-3.14).
+            ((word as i32) < 0).then_some(word)
+        } else {
+            Some(1 << 60)
+        }
+    }
+}
+
+#[cfg(any(
+    PyPy,
+    GraalPy,
+    Py_GIL_DISABLED,
+    Py_LIMITED_API,
+    py_sys_config = "Py_TRACE_REFS"
+))]
+mod imp {
+    use pyo3::prelude::*;
+
+    use super::IdInts;
+
+    pub fn for_ids(_py: Python<'_>, _bound: usize) -> Option<&'static IdInts> {
+        None
+    }
+
+    pub fn copy_at(py: Python<'_>, _address: usize) -> Bound<'_, PyAny> {
+        // Never called: no array is made here, so no id is below an array's length.
+        py.None().into_bound(py)
+    }
+}
