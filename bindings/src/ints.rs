@@ -116,14 +116,11 @@ mod imp {
             Err(TryLockError::Poisoned(p)) => p.into_inner(),
             Err(TryLockError::WouldBlock) => return None,
         };
-        match &*array {
-            Some(None) => return None,
-            Some(Some(a)) if a.made.len >= want => return Some(a.made),
-            _ => {}
-        }
         // More ints in the same memory if there is room: ints already handed out stay where
         // they are. Otherwise new memory; the old array's ints stay too (lists may hold them).
         let (base, room, from) = match &*array {
+            Some(None) => return None,
+            Some(Some(a)) if a.made.len >= want => return Some(a.made),
             Some(Some(a)) if want <= a.room => (a.base, a.room, a.made.len),
             _ => {
                 let room = want.next_multiple_of(GROWTH);
