@@ -20,6 +20,16 @@
 //! `hashbrown` tables on English, code and multilingual text, for o200k and cl100k (both builds
 //! in one process, on the same text).
 //!
+//! Keys are inserted in rank order. Ranks follow the order of the merges, which roughly follows
+//! how common a token was in the text the vocabulary was trained on, so a key that finds its
+//! home bucket full and has to go past it is one of the rarer tokens, and the tokens text uses
+//! most are in their home buckets. In the order of the vocabulary's hash map (no order at all),
+//! 11.7% of o200k's short tokens sat past their home bucket, and so did 2953 of the 24977 ranked
+//! below 32768; in rank order, 6 of those. A lookup of a key past its home bucket reads a second
+//! line after a mispredicted branch: with rank order, encoding took 0.93-0.96 of the time on
+//! English text with o200k, 0.92 with cl100k, 0.96 on code and 0.98 on multilingual text (both
+//! builds in one process, in the benchmark's conditions).
+//!
 //! Keys are mixed with a random seed drawn for each table: a vocabulary file made so that its
 //! tokens share buckets would make building and searching the table quadratic, and without the
 //! seed such a file could be prepared in advance.
@@ -112,10 +122,21 @@ impl<K: Key, const W: usize> BucketTable<K, W> {
             filter_shift: 64 - filter_bits.trailing_zeros(),
             seed: RandomState::new().hash_one(n),
         };
+        // Lower ranks first: a key finds its home bucket full only of keys ranked below it,
+        // so the tokens that text uses most are in their home buckets (see the module
+        // documentation).
+        let mut entries: Vec<(K, Rank)> = entries.collect();
+        entries.sort_unstable_by_key(|&(_, rank)| rank);
         for (key, rank) in entries {
             table.insert(key, rank);
         }
         table
+    }
+
+    /// Whether `key` (in the table) is outside its home bucket.
+    #[cfg(test)]
+    fn displaced(&self, key: K) -> bool {
+        !self.buckets[self.home(key)].keys.contains(&key)
     }
 
     /// The bucket where the search for `key` starts: the hash scaled to the number of buckets
@@ -247,6 +268,38 @@ impl<K: Key, const W: usize> BucketTable<K, W> {
 mod tests {
     use super::*;
     use crate::packed::{pack8, pack16};
+
+    #[test]
+    fn keys_outside_their_home_bucket_rank_below_its_keys() {
+        // Keys given in an order unrelated to their ranks, enough of them that many home
+        // buckets fill up.
+        let mut seed: u64 = 3;
+        let mut keys: Vec<(u64, Rank)> = (0u32..40_000)
+            .map(|i| {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                (pack8(&(seed >> 16).to_le_bytes()[..5]), i)
+            })
+            .collect();
+        keys.sort_unstable();
+        keys.dedup_by_key(|(k, _)| *k);
+        let table = ShortTable::new(keys.iter().copied());
+        let mut displaced = 0;
+        for &(key, rank) in &keys {
+            assert_eq!(table.get_present(key), Some(rank));
+            if table.displaced(key) {
+                displaced += 1;
+                // Its home bucket was full when it came, and only of keys ranked below it.
+                let home = &table.buckets[table.home(key)];
+                assert!(
+                    home.ranks.iter().all(|&r| r < rank),
+                    "{rank} {:?}",
+                    home.ranks
+                );
+            }
+        }
+        // The test means something only if some keys had to go past their home bucket.
+        assert!(displaced > 100, "{displaced}");
+    }
 
     #[test]
     fn finds_every_key_and_no_other() {
