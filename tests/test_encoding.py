@@ -299,8 +299,11 @@ for n in [300, 1000, 70_000, 200_000]:
     again = enc.encode_ordinary(t)
     assert all(type(x) is int for x in got)
     assert pickle.loads(pickle.dumps(got)) == ids
-    # CPython's own small ints up to 256, as int() gives them.
+    # CPython's own small ints up to 256, as int() gives them, in every array the ints grew
+    # into (their slots point at them).
     assert got[0] is int("5") and got[1] is int("256")
+    low = enc.encode_ordinary("".join(map(chr, range(33, 127))))
+    assert low == list(range(33, 127)) and all(x is int(str(x)) for x in low)
     if shared:
         # The same int for an id, call after call, and from the encoder before (same array
         # while it has room, n = 1000 after 300) ...
