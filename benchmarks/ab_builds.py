@@ -40,6 +40,7 @@ from bench_encode import (
     build_tiktoken,
     first_quarter,
     paragraphs,
+    prose,
     slices,
     time_calls,
     vocab_path,
@@ -104,14 +105,14 @@ def main() -> None:
 
 def worst_case(encoding: str, name: str, encode: list[Callable[[str], object]]) -> None:
     """The two builds on the worst-case measure: an edge file against prose, per byte."""
-    prose = "\n\n".join(paragraphs("english")[:3000])
+    english = prose()
     text = (CORPUS / "edge" / name).read_text(encoding="utf-8")
-    sizes = (len(prose.encode()), len(text.encode()))
+    sizes = (len(english.encode()), len(text.encode()))
     per_prose: list[list[float]] = [[], []]
     seconds: list[list[tuple[float, float]]] = [[], []]
     for r in range(16):
         for k in (0, 1) if r % 2 == 0 else (1, 0):
-            both = [min(time_calls(encode[k], [t]) for _ in range(2)) for t in (prose, text)]
+            both = [min(time_calls(encode[k], [t]) for _ in range(2)) for t in (english, text)]
             seconds[k].append((both[0], both[1]))
             per_prose[k].append((both[1] / sizes[1]) / (both[0] / sizes[0]))
     median = statistics.median

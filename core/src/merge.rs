@@ -138,8 +138,8 @@ impl TokenTable {
             }
         }
         let premerge = PreMerge::new(ranks, &pair);
-        let short = ShortTable::new(short.into_iter());
-        let medium = MediumTable::new(medium.into_iter());
+        let short = ShortTable::new(short);
+        let medium = MediumTable::new(medium);
         Self {
             pair,
             short,

@@ -98,7 +98,7 @@ pub type MediumTable = BucketTable<u128, 3>;
 
 impl<K: Key, const W: usize> BucketTable<K, W> {
     /// A table for `entries` (key, rank) pairs whose keys are distinct and non-zero.
-    pub fn new(entries: impl ExactSizeIterator<Item = (K, Rank)>) -> Self {
+    pub fn new(mut entries: Vec<(K, Rank)>) -> Self {
         const { assert!(W == K::SLOTS && std::mem::size_of::<Bucket<K, W>>() == 64) };
         // At most four fifths full (for five slots), so that nearly every key is in its home
         // bucket and a search for an absent key usually ends there too.
@@ -125,7 +125,6 @@ impl<K: Key, const W: usize> BucketTable<K, W> {
         // Lower ranks first: a key finds its home bucket full only of keys ranked below it,
         // so the tokens that text uses most are in their home buckets (see the module
         // documentation).
-        let mut entries: Vec<(K, Rank)> = entries.collect();
         entries.sort_unstable_by_key(|&(_, rank)| rank);
         for (key, rank) in entries {
             table.insert(key, rank);
@@ -282,7 +281,7 @@ mod tests {
             .collect();
         keys.sort_unstable();
         keys.dedup_by_key(|(k, _)| *k);
-        let table = ShortTable::new(keys.iter().copied());
+        let table = ShortTable::new(keys.clone());
         let mut displaced = 0;
         for &(key, rank) in &keys {
             assert_eq!(table.get_present(key), Some(rank));
@@ -308,7 +307,13 @@ mod tests {
             .map(|i| format!("w{i}").into_bytes())
             .filter(|w| w.len() <= 7)
             .collect();
-        let short = ShortTable::new(words.iter().enumerate().map(|(i, w)| (pack8(w), i as Rank)));
+        let short = ShortTable::new(
+            words
+                .iter()
+                .enumerate()
+                .map(|(i, w)| (pack8(w), i as Rank))
+                .collect(),
+        );
         for (i, w) in words.iter().enumerate() {
             assert_eq!(short.get(pack8(w)), Some(i as Rank));
             assert_eq!(short.get_present(pack8(w)), Some(i as Rank));
@@ -331,7 +336,12 @@ mod tests {
         let long: Vec<Vec<u8>> = (0u32..5_000)
             .map(|i| format!("medium-{i}").into_bytes())
             .collect();
-        let medium = MediumTable::new(long.iter().enumerate().map(|(i, w)| (pack16(w), i as Rank)));
+        let medium = MediumTable::new(
+            long.iter()
+                .enumerate()
+                .map(|(i, w)| (pack16(w), i as Rank))
+                .collect(),
+        );
         for (i, w) in long.iter().enumerate() {
             assert_eq!(medium.get(pack16(w)), Some(i as Rank));
         }
@@ -344,7 +354,7 @@ mod tests {
         // bucket must stay not full): searches for absent keys must still end.
         for n in 1..=40u8 {
             let keys: Vec<u64> = (1..=n).map(|i| pack8(&[b'a', b'b', i])).collect();
-            let table = ShortTable::new(keys.iter().map(|&k| (k, Rank::from(k as u8))));
+            let table = ShortTable::new(keys.iter().map(|&k| (k, Rank::from(k as u8))).collect());
             for &k in &keys {
                 assert_eq!(table.get(k), Some(Rank::from(k as u8)));
                 assert_eq!(table.get_present(k), Some(Rank::from(k as u8)));
