@@ -376,68 +376,145 @@ def two_core_check(tries: int = 5, n: int = 5_000_000) -> float:
     return statistics.median(ratios)
 
 
-def threads(name: str, target_bytes: int, rounds: int = 15) -> list[dict[str, Any]]:
-    """``encode_ordinary_batch`` on one and on two threads.
+def _encoder_process(conn: Any, start: Any, name: str, target_bytes: int) -> None:
+    """One of :class:`EncoderProcesses`: on ``(round, part)`` it encodes that round's paragraphs
+    (``part`` 0: all of them; 1 or 2: that half, starting together with the other process) on
+    one thread and sends back the seconds it took."""
+    enc = own_bytepair(name)
+    runs = slices(paragraphs("english"), 10**6, target_bytes)
+    enc.encode_ordinary_batch(runs[0], num_threads=1)
+    conn.send("ready")
+    while (job := conn.recv()) is not None:
+        index, part = job
+        docs = runs[index]
+        if part:
+            half = len(docs) // 2
+            docs = docs[:half] if part == 1 else docs[half:]
+            start.wait()
+        gc.disable()
+        t = time.perf_counter()
+        enc.encode_ordinary_batch(docs, num_threads=1)
+        conn.send(time.perf_counter() - t)
+        gc.enable()
 
-    Each round takes a run of paragraphs not seen before and measures both modes on it, one
-    right after the other, in an order that alternates from round to round. The modes share the
-    text because paragraphs of different books differ in cost far more than the modes do.
+
+class EncoderProcesses:
+    """Two processes with an encoder each, for the ceiling of the two-thread measure: two
+    processes, each encoding half of a round's paragraphs on one thread of its own, share no
+    memory and hand no lists between threads, so how many times one process's throughput they
+    get is what the machine gives this work on two cores at that moment."""
+
+    def __init__(self, name: str, target_bytes: int) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        start = ctx.Barrier(2)
+        pipes = [ctx.Pipe() for _ in range(2)]
+        self.procs = [
+            ctx.Process(target=_encoder_process, args=(child, start, name, target_bytes))
+            for _, child in pipes
+        ]
+        for p in self.procs:
+            p.start()
+        self.conns = [parent for parent, _ in pipes]
+        for c in self.conns:
+            c.recv()
+
+    def one(self, index: int) -> float:
+        """Seconds one process takes for round ``index`` (the processes take turns)."""
+        conn = self.conns[index % 2]
+        conn.send((index, 0))
+        seconds: float = conn.recv()
+        return seconds
+
+    def two(self, index: int) -> float:
+        """Seconds until both processes have encoded their half of round ``index``."""
+        for part, conn in enumerate(self.conns, start=1):
+            conn.send((index, part))
+        halves: list[float] = [conn.recv() for conn in self.conns]
+        return max(halves)
+
+    def close(self) -> None:
+        for conn in self.conns:
+            conn.send(None)
+        for p in self.procs:
+            p.join()
+
+
+def threads(name: str, target_bytes: int, rounds: int = 90) -> list[dict[str, Any]]:
+    """``encode_ordinary_batch`` on one and on two threads, and two processes against one.
+
+    Each round measures all four on the same run of paragraphs, one right after the other, in
+    an order that alternates from round to round: paragraphs of different books differ in cost
+    far more than the modes do. The rounds cycle through the English corpus in runs of
+    ``target_bytes``; a run comes back after all the others (about 15 MB), so no cache holds
+    any of it.
 
     Two threads over one is the median over the rounds of each round's ratio, as the throughput
     table takes its ratios, and for the same reason: this kind of machine moves one process's
-    speed by a factor of two within seconds, and two threads need both cores quiet at once (even
-    two processes of pure arithmetic got 0.9-2.4 times one process's throughput from one try to
-    the next). A ratio of the two modes' best rounds, which this table used to give, compares
-    rounds that may be a minute apart; it read 1.54-2.16 where the per-round median read
-    1.71-1.80 (o200k, the same runs). Hence many short rounds, the spread of the rounds'
-    ratios, and the row that measures the second core in the same minutes.
+    speed by a factor of two within seconds, and two threads need both cores quiet at once. Two
+    processes measured in the same rounds show what the second core gave this very work (each
+    process encodes on one thread and makes its own lists): with a program doing nothing but
+    arithmetic on the other core, the Rust encoder alone ran at 0.65 of its speed in some
+    seconds and at full speed in others. Hence many short rounds spread over a few seconds, the
+    spread of the rounds' ratios, and the two-process rows next to the two-thread ones.
     (``count`` is a row of the throughput table, measured there like every library: run on the
     text of this table after another mode, it would find the words already merged.)
     """
     enc = own_bytepair(name)
-    runs = slices(paragraphs("english"), 1 + rounds, target_bytes)
+    runs = slices(paragraphs("english"), 10**6, target_bytes)
     enc.encode_ordinary_batch(runs[0], num_threads=2)  # warm up: pools, caches, shared ints
+    processes = EncoderProcesses(name, target_bytes)
 
-    def batch(threads: int) -> Callable[[list[str]], object]:
-        return lambda docs: enc.encode_ordinary_batch(docs, num_threads=threads)
+    def measure(mode: str, index: int) -> float:
+        if mode == "1 process":
+            return processes.one(index)
+        if mode == "2 processes":
+            return processes.two(index)
+        gc.disable()
+        try:
+            t = time.perf_counter()
+            enc.encode_ordinary_batch(runs[index], num_threads=1 if mode == "1 thread" else 2)
+            return time.perf_counter() - t
+        finally:
+            gc.enable()
 
-    modes = {
-        "batch, 1 thread (MB/s)": batch(1),
-        "batch, 2 threads (MB/s)": batch(2),
-    }
-    speeds: dict[str, list[float]] = {mode: [] for mode in modes}
-    for r, docs in enumerate(runs[1:]):
-        mb = sum(len(d.encode()) for d in docs) / 1e6
-        for mode in list(modes)[r % len(modes) :] + list(modes)[: r % len(modes)]:
-            gc.disable()
-            try:
-                t = time.perf_counter()
-                modes[mode](docs)
-                speeds[mode].append(mb / (time.perf_counter() - t))
-            finally:
-                gc.enable()
-    rows: list[dict[str, Any]] = [
-        {"measure": f"{mode}, median of the rounds", "value": statistics.median(values)}
-        for mode, values in speeds.items()
-    ]
-    pairs = zip(speeds["batch, 1 thread (MB/s)"], speeds["batch, 2 threads (MB/s)"], strict=True)
-    per_round = sorted(two / one for one, two in pairs)
-    rows.append(
+    modes = ["1 thread", "2 threads", "1 process", "2 processes"]
+    seconds: dict[str, list[float]] = {mode: [] for mode in modes}
+    mb: list[float] = []
+    try:
+        for r in range(rounds):
+            index = 1 + r % (len(runs) - 1)
+            mb.append(sum(len(d.encode()) for d in runs[index]) / 1e6)
+            for mode in modes if r % 2 == 0 else [modes[1], modes[0], modes[3], modes[2]]:
+                seconds[mode].append(measure(mode, index))
+    finally:
+        processes.close()
+
+    def speed(mode: str) -> float:
+        return statistics.median(m / t for m, t in zip(mb, seconds[mode], strict=True))
+
+    def per_round(one: str, two: str) -> list[float]:
+        return sorted(a / b for a, b in zip(seconds[one], seconds[two], strict=True))
+
+    threaded = per_round("1 thread", "2 threads")
+    separate = per_round("1 process", "2 processes")
+    return [
+        {"measure": "batch, 1 thread (MB/s), median of the rounds", "value": speed("1 thread")},
+        {"measure": "batch, 2 threads (MB/s), median of the rounds", "value": speed("2 threads")},
         {
             "measure": "2 threads / 1 thread (median of the rounds)",
-            "value": statistics.median(per_round),
-        }
-    )
-    rows.append(
-        {"measure": "range of the rounds", "value": f"{per_round[0]:.2f}-{per_round[-1]:.2f}"}
-    )
-    rows.append(
+            "value": statistics.median(threaded),
+        },
+        {"measure": "range of the rounds", "value": f"{threaded[0]:.2f}-{threaded[-1]:.2f}"},
+        {
+            "measure": "2 processes / 1 process of this encoder, same rounds (median)",
+            "value": statistics.median(separate),
+        },
+        {"measure": "range of those rounds", "value": f"{separate[0]:.2f}-{separate[-1]:.2f}"},
         {
             "measure": "two processes of pure arithmetic / one (the machine, now)",
             "value": two_core_check(),
-        }
-    )
-    return rows
+        },
+    ]
 
 
 def construction(name: str = "o200k_base", repeat: int = 7) -> list[dict[str, Any]]:
@@ -530,9 +607,12 @@ def main() -> None:
     for name in encodings:
         sections.append(
             f"### Two threads ({name}, english)\n\n"
-            f"`encode_ordinary_batch` of ~{args.mb / 2} MB of fresh paragraphs per round, 15 "
-            "rounds, both modes in each round (the order alternates); the ratio is the median of "
-            "the rounds' ratios.\n\n" + markdown(threads(name, target // 2))
+            f"`encode_ordinary_batch` of ~{args.mb / 2} MB of paragraphs per round, 90 rounds "
+            "cycling through the English corpus (no cache holds a round's text when it comes "
+            "back), one and two threads in each round, then two processes of the same encoder "
+            "each encoding half of it against one process encoding all of it (the order "
+            "alternates); each ratio is the median of the rounds' ratios.\n\n"
+            + markdown(threads(name, target // 2))
         )
     print("construction ...", file=sys.stderr)
     sections.append(
