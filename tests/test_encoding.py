@@ -352,6 +352,24 @@ def test_large_batches_keep_order(threads: int) -> None:
     ]
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3, 8])
+def test_batch_errors_name_the_first_text_in_order(threads: int) -> None:
+    # Chunks finish in any order; the error must still be that of the first text that spells a
+    # disallowed token, as with tiktoken (its batches raise the first text's error). Here a
+    # later chunk, which threads may check first, spells another token.
+    enc = toy()
+    texts = ["ab " * 40] * 3001
+    texts[2000] = "a <|end|> b"
+    texts[2900] = "<|start|>"
+    for call in (enc.encode_batch, enc.count_batch):
+        with pytest.raises(ValueError, match="end") as raised:
+            call(texts, num_threads=threads)
+        assert "<|start|>" not in str(raised.value)
+    texts[2000] = "ab"
+    with pytest.raises(ValueError, match="start"):
+        enc.count_batch(texts, num_threads=threads)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_batches_read_every_kind_of_string(threads: int) -> None:
     # Batches read each str's own storage (one, two or four bytes per character) and convert it
