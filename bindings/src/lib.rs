@@ -120,12 +120,14 @@ fn on_threads<T: Send>(
         }
         done.lock().unwrap_or_else(|p| p.into_inner()).extend(mine);
     };
-    let workers = (num_threads.max(1) - 1).min(chunks.len().saturating_sub(1));
-    if workers == 0 {
+    let workers = num_threads.max(1) - 1;
+    if workers == 0 || chunks.len() < 2 {
         run();
     } else {
+        // The pool of `encode_texts` (one per size): a pool per number of chunks would start
+        // threads for each new size.
         pool(workers)?.in_place_scope(|scope| {
-            for _ in 0..workers {
+            for _ in 0..workers.min(chunks.len() - 1) {
                 scope.spawn(|_| run());
             }
             run();
