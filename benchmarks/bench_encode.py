@@ -319,9 +319,10 @@ def worst_case(encodings: list[str]) -> list[dict[str, Any]]:
     """Per-byte time on long runs against English prose (bytepair; tiktoken for reference).
 
     ``kind`` tells the long-run edge files apart from the other inputs: an edge file of random
-    base64 and hex blobs (short pieces, nearly all merged, none repeated: the slowest text per
-    byte short of runs), and synthetic inputs that show the merges stay linear (one 1 MB word,
-    pieces just under the length where the linear-time search takes over)."""
+    base64 and hex blobs (short pieces, more than a quarter of them merged and nearly all of
+    those distinct, so no cache helps: the slowest text per byte short of runs), and synthetic
+    inputs (a million spaces, on which tiktoken's regex overflows its stack with o200k; one
+    1 MB word; pieces just under the length where the linear-time search takes over)."""
     files = LONG_RUN_FILES + OTHER_EDGE_FILES
     english = prose()
     prose_bytes = len(english.encode())
