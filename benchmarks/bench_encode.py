@@ -443,7 +443,8 @@ class EncoderProcesses:
         return seconds
 
     def two(self, index: int) -> float:
-        """Seconds until both processes have encoded their half of round ``index``."""
+        """The longer of the two processes' times for their halves of round ``index``, each
+        timed from the moment both were ready (a barrier)."""
         for part, conn in enumerate(self.conns, start=1):
             conn.send((index, part))
         halves: list[float] = [conn.recv() for conn in self.conns]
