@@ -21,7 +21,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from _report import write_section
 
@@ -34,6 +34,7 @@ VOCAB = SHARED / "vocab"
 CORPUS = SHARED / "corpus"
 
 Encode = Callable[[str], Sequence[int]]
+T = TypeVar("T")
 
 
 def vocab_path(name: str) -> Path:
@@ -215,7 +216,8 @@ def first_quarter(docs: list[str]) -> list[str]:
     return out
 
 
-def time_calls(encode: Encode, docs: list[str]) -> float:
+def time_calls(encode: Callable[[T], object], docs: Sequence[T]) -> float:
+    """Seconds for ``encode`` of each of ``docs`` in turn, the collector off."""
     gc.collect()
     gc.disable()
     try:
@@ -393,12 +395,19 @@ def two_core_check(tries: int = 5, n: int = 5_000_000) -> float:
     return statistics.median(ratios)
 
 
+def english_runs(target_bytes: int) -> list[list[str]]:
+    """The English corpus as runs of paragraphs of at least ``target_bytes`` each (the short
+    remainder dropped): the rounds of :func:`threads`, in its processes too."""
+    runs = slices(paragraphs("english"), 10**6, target_bytes)
+    return [r for r in runs if sum(len(p.encode()) for p in r) >= target_bytes]
+
+
 def _encoder_process(conn: Any, start: Any, name: str, target_bytes: int) -> None:
     """One of :class:`EncoderProcesses`: on ``(round, part)`` it encodes that round's paragraphs
     (``part`` 0: all of them; 1 or 2: that half, starting together with the other process) on
     one thread and sends back the seconds it took."""
     enc = own_bytepair(name)
-    runs = slices(paragraphs("english"), 10**6, target_bytes)
+    runs = english_runs(target_bytes)
     enc.encode_ordinary_batch(runs[0], num_threads=1)
     conn.send("ready")
     while (job := conn.recv()) is not None:
@@ -408,11 +417,7 @@ def _encoder_process(conn: Any, start: Any, name: str, target_bytes: int) -> Non
             half = len(docs) // 2
             docs = docs[:half] if part == 1 else docs[half:]
             start.wait()
-        gc.disable()
-        t = time.perf_counter()
-        enc.encode_ordinary_batch(docs, num_threads=1)
-        conn.send(time.perf_counter() - t)
-        gc.enable()
+        conn.send(time_calls(lambda d: enc.encode_ordinary_batch(d, num_threads=1), [docs]))
 
 
 class EncoderProcesses:
@@ -478,7 +483,7 @@ def threads(name: str, target_bytes: int, rounds: int = 90) -> list[dict[str, An
     text of this table after another mode, it would find the words already merged.)
     """
     enc = own_bytepair(name)
-    runs = slices(paragraphs("english"), 10**6, target_bytes)
+    runs = english_runs(target_bytes)
     enc.encode_ordinary_batch(runs[0], num_threads=2)  # warm up: pools, caches, shared ints
     processes = EncoderProcesses(name, target_bytes)
 
@@ -487,13 +492,8 @@ def threads(name: str, target_bytes: int, rounds: int = 90) -> list[dict[str, An
             return processes.one(index)
         if mode == "2 processes":
             return processes.two(index)
-        gc.disable()
-        try:
-            t = time.perf_counter()
-            enc.encode_ordinary_batch(runs[index], num_threads=1 if mode == "1 thread" else 2)
-            return time.perf_counter() - t
-        finally:
-            gc.enable()
+        count = 1 if mode == "1 thread" else 2
+        return time_calls(lambda d: enc.encode_ordinary_batch(d, num_threads=count), [runs[index]])
 
     modes = ["1 thread", "2 threads", "1 process", "2 processes"]
     seconds: dict[str, list[float]] = {mode: [] for mode in modes}

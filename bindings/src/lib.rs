@@ -477,7 +477,9 @@ impl CoreEncoding {
         let texts = std::sync::OnceLock::<Vec<BatchText<'_>>>::new();
         if disallowed.is_some() || !pooled {
             let read = batch_texts(strings)?;
-            py.detach(|| refuse_any(&read, num_threads, disallowed))?;
+            if disallowed.is_some() {
+                py.detach(|| refuse_any(&read, num_threads, disallowed))?;
+            }
             let _ = texts.set(read);
         }
         // Chunks are claimed in order from one counter, by `num_threads - 1` workers and by
