@@ -33,7 +33,7 @@ format:  ## rewrite Rust and Python files in the house style
 	ruff format python tests benchmarks
 
 docs:  ## build the documentation site into site/, warnings as errors
-	mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 mkdocs build --strict
 
 docs-serve:  ## serve the documentation site locally, rebuilt on change
 	mkdocs serve

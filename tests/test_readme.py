@@ -1,4 +1,4 @@
-"""The README's examples run, and print what the README shows.
+"""The examples of the README and of the docs/ pages run, and print what the pages show.
 
 Conventions (CONTRIBUTING.md repeats them):
 
@@ -10,6 +10,8 @@ Conventions (CONTRIBUTING.md repeats them):
   the same way; its ``pip install`` steps are skipped (the suite runs in an installed package).
   The README's test command is not run here (it would run this very test): ``make readme-test``
   runs it verbatim in CI, and this module checks that the two lines agree.
+- In docs/ pages, python blocks without ``>>>`` (a script for a Ray cluster) are shown, not run;
+  in the README every python block must have examples.
 
 Everything runs in a temporary folder laid out as a user's: ``../shared`` is the shared data,
 ``BYTEPAIR_VOCAB_DIR`` its vocabularies, ``roberta-base/`` and ``qwen2/`` those models' files;
@@ -38,6 +40,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 README = ROOT / "README.md"
+DOC_PAGES = sorted(p for p in (ROOT / "docs").rglob("*.md") if "_ext" not in p.parts)
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```[ \t]*$", re.M | re.S)
 CHECKER_FLAGS = doctest.ELLIPSIS
 # Folders of the shared vocabularies that the README uses as "a model's own files".
@@ -52,8 +55,8 @@ class Block:
     line: int  # the README line of the block's first content line
 
 
-def readme_blocks() -> list[Block]:
-    source = README.read_text("utf-8")
+def readme_blocks(page: Path = README) -> list[Block]:
+    source = page.read_text("utf-8")
     return [
         Block(m.group(1), m.group(2), source.count("\n", 0, m.start(2)) + 1)
         for m in FENCE.finditer(source)
@@ -125,28 +128,46 @@ def console_steps(block: Block) -> list[tuple[int, str, str]]:
     return steps
 
 
-def test_python_examples(user_folder: Path) -> None:
-    blocks = [b for b in readme_blocks() if b.lang == "python"]
-    assert blocks, "the README has no Python example"
+def run_doctests(page: Path, blocks: list[Block], *, every_block: bool) -> None:
     parser = doctest.DocTestParser()
     runner = doctest.DocTestRunner(optionflags=CHECKER_FLAGS)
-    globs: dict[str, object] = {"__name__": "readme"}
+    globs: dict[str, object] = {"__name__": page.stem}
+    name = str(page.relative_to(ROOT))
     for block in blocks:
-        test = parser.get_doctest(block.text, globs, "README", str(README), block.line - 1)
-        assert test.examples, f"README.md:{block.line}: a python block without `>>>` examples"
+        test = parser.get_doctest(block.text, globs, name, str(page), block.line - 1)
+        if not test.examples:
+            assert not every_block, f"{name}:{block.line}: a python block without `>>>` examples"
+            continue
         report: list[str] = []
         result = runner.run(test, out=report.append, clear_globs=False)
         assert result.failed == 0, "".join(report)
         globs = test.globs  # DocTest runs on a copy: the next block sees what this one made
 
 
+def run_console(page: Path, blocks: list[Block], cwd: Path) -> None:
+    name = str(page.relative_to(ROOT))
+    for block in blocks:
+        for line, command, want in console_steps(block):
+            assert_output(f"{name}:{line}", command, want, run_shell(command, cwd))
+
+
+def test_python_examples(user_folder: Path) -> None:
+    blocks = [b for b in readme_blocks() if b.lang == "python"]
+    assert blocks, "the README has no Python example"
+    run_doctests(README, blocks, every_block=True)
+
+
 def test_console_examples(user_folder: Path) -> None:
     blocks = [b for b in readme_blocks() if b.lang == "console"]
     assert blocks, "the README has no console example"
-    for block in blocks:
-        for line, command, want in console_steps(block):
-            got = run_shell(command, user_folder)
-            assert_output(f"README.md:{line}", command, want, got)
+    run_console(README, blocks, user_folder)
+
+
+@pytest.mark.parametrize("page", DOC_PAGES, ids=lambda p: str(p.relative_to(ROOT / "docs")))
+def test_docs_examples(page: Path, user_folder: Path) -> None:
+    blocks = readme_blocks(page)
+    run_doctests(page, [b for b in blocks if b.lang == "python"], every_block=False)
+    run_console(page, [b for b in blocks if b.lang == "console"], user_folder)
 
 
 def test_quick_start_commands(user_folder: Path) -> None:
