@@ -43,6 +43,7 @@ README = ROOT / "README.md"
 DOC_PAGES = sorted(p for p in (ROOT / "docs").rglob("*.md") if "_ext" not in p.parts)
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```[ \t]*$", re.M | re.S)
 CHECKER_FLAGS = doctest.ELLIPSIS
+PROGRESS_BAR = re.compile(r"\r|\d+%\|")  # tqdm's redrawn line, or its final state
 # Folders of the shared vocabularies that the README uses as "a model's own files".
 MODEL_FOLDERS = ("roberta-base", "qwen2")
 README_TEST_COMMAND = 'pip install -e ".[dev]" && cargo test && python -m pytest'
@@ -103,8 +104,10 @@ def run_shell(command: str, cwd: Path) -> str:
         text=True,
         timeout=300,
     )
-    # Output without a final newline (`bytepair decode`) reads in a terminal as if it had one.
-    return done.stdout if done.stdout.endswith("\n") or not done.stdout else done.stdout + "\n"
+    # A progress bar (shown when a step takes over half a second, as on a loaded machine) is not
+    # part of the shown output; output without a final newline reads as if it had one.
+    lines = [line for line in done.stdout.splitlines() if not PROGRESS_BAR.search(line)]
+    return "".join(f"{line}\n" for line in lines)
 
 
 def assert_output(where: str, command: str, want: str, got: str) -> None:
