@@ -166,6 +166,7 @@ def test_console_examples(user_folder: Path) -> None:
     run_console(README, blocks, user_folder)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", DOC_PAGES, ids=lambda p: str(p.relative_to(ROOT / "docs")))
 def test_docs_examples(page: Path, user_folder: Path) -> None:
     blocks = readme_blocks(page)
