@@ -43,7 +43,8 @@ README = ROOT / "README.md"
 DOC_PAGES = sorted(p for p in (ROOT / "docs").rglob("*.md") if "_ext" not in p.parts)
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```[ \t]*$", re.M | re.S)
 CHECKER_FLAGS = doctest.ELLIPSIS
-PROGRESS_BAR = re.compile(r"\r|\d+%\|")  # tqdm's redrawn line, or its final state
+# A tqdm line: redrawn in place (carriage returns), "[elapsed<left, rate]" or "[elapsed, rate]".
+PROGRESS_BAR = re.compile(r"\r|\[\d+:\d\d(<[^\]]*)?, [^\]]*\]")
 # Folders of the shared vocabularies that the README uses as "a model's own files".
 MODEL_FOLDERS = ("roberta-base", "qwen2")
 README_TEST_COMMAND = 'pip install -e ".[dev]" && cargo test && python -m pytest'
@@ -106,7 +107,16 @@ def run_shell(command: str, cwd: Path) -> str:
     )
     # A progress bar (shown when a step takes over half a second, as on a loaded machine) is not
     # part of the shown output; output without a final newline reads as if it had one.
-    lines = [line for line in done.stdout.splitlines() if not PROGRESS_BAR.search(line)]
+    lines: list[str] = []
+    after_bar = True  # also drops blank lines at the start
+    for line in done.stdout.split("\n"):
+        if PROGRESS_BAR.search(line) or (after_bar and not line):
+            after_bar = True  # a closed bar leaves an empty line behind
+            continue
+        after_bar = False
+        lines.append(line)
+    while lines and not lines[-1]:
+        lines.pop()
     return "".join(f"{line}\n" for line in lines)
 
 
