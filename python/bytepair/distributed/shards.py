@@ -35,8 +35,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from bytepair._io import write_atomic
 from bytepair.encoding import Encoding
-from bytepair.registry import write_atomic
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
