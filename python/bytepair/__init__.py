@@ -9,6 +9,10 @@
 from __future__ import annotations
 
 from bytepair import formats as formats
+
+# Each tokenizer model registers the file values it builds (bytepair.formats.builders) when it
+# is imported: the rank model with bytepair.encoding, the Hugging Face pipeline model here.
+from bytepair import hf as hf
 from bytepair.encoding import Encoding as Encoding
 from bytepair.encoding import StreamDecoder as StreamDecoder
 from bytepair.registry import encoding_for_model as encoding_for_model

@@ -4,26 +4,37 @@ This class owns what users see: special-token rules and their error messages, ``
 decode, the repair of strings with lone surrogates, numpy output. The compiled encoder
 (``bytepair._core.CoreEncoding``) does the pre-tokenizing, merging and decoding with the GIL
 released, so one ``Encoding`` can be shared by many threads.
+
+``Encoding`` is the rank model (tiktoken's rule: ids are merge ranks). Other models subclass it
+and override the encode methods (the Hugging Face pipeline: :class:`bytepair.hf.HfEncoding`);
+nothing here branches on the model. Each model registers the file values it builds with
+:mod:`bytepair.formats.builders`, so the loaders below reach them without importing them.
 """
 
 from __future__ import annotations
 
 import codecs
 import os
+import tempfile
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
-from bytepair import _core
+from bytepair import _core, chat, formats
+from bytepair._optional import require
+from bytepair.chat import ChatTemplate, SpecialMatch
+from bytepair.formats import SaveFormat
+from bytepair.formats.builders import register_builder
+from bytepair.formats.gpt2 import load_gpt2_files
+from bytepair.formats.hf_files import load_hf_files
+from bytepair.formats.hf_json import load_tokenizer_json
+from bytepair.formats.values import Gpt2Files, RankVocabulary, TiktokenFile
+from bytepair.patterns import resolve_pattern
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     import numpy as np
     import numpy.typing as npt
-
-    from bytepair.chat import ChatTemplate, SpecialMatch
-    from bytepair.formats import SaveFormat
-    from bytepair.formats.hf_pipeline import HfPipeline
 
 _DEFAULT_THREADS = min(8, os.cpu_count() or 1)
 
@@ -61,7 +72,7 @@ class _Specials(NamedTuple):
     """The special tokens recognised in text (None: none)."""
     disallowed: _core.SpecialSet | None
     """The special tokens the core rejects in text (None: none)."""
-    checked_here: tuple[str, ...]
+    searched_in_python: tuple[str, ...]
     """Set instead of ``disallowed`` when some disallowed string is no special token of the
     encoding (tiktoken rejects those too): then Python searches for all of them, so that the
     error names the first in the text."""
@@ -107,13 +118,8 @@ class Encoding:
         core: _core.CoreEncoding,
         special_tokens: dict[str, int],
         mergeable_ranks: dict[bytes, int] | None = None,
-        *,
-        hf: HfPipeline | None = None,
     ) -> None:
         self.name = name
-        # Set for encodings read from Hugging Face files: normalizer, added tokens,
-        # post-processor (bytepair.formats.hf_pipeline).
-        self._hf = hf
         self._pat_str = pat_str
         self._core = core
         self._special_tokens = special_tokens
@@ -125,20 +131,25 @@ class Encoding:
         # each distinct (hashable) pair once. Races between threads only compute an entry twice.
         self._specials_cache: dict[tuple[Any, Any], _Specials] = {}
         self._default_specials = self._resolve_specials(_ALLOWED_DEFAULT, _DISALLOWED_DEFAULT)
+        self._install_compiled_calls()
+
+    def _install_compiled_calls(self) -> None:
+        """Let the calls with default arguments go straight to compiled code.
+
+        The one place that patches the instance: ``encode_ordinary`` becomes the core's method
+        (it is all of encode_ordinary, lone surrogates included), and ``encode`` and ``count``
+        with default arguments become one compiled call each (``_core.DefaultCalls``; any other
+        call goes on to the method here, bound to this encoding: a cycle the collector breaks).
+        The Python frame around such a call is a large share of the time of a short prompt.
+        Not where a subclass overrides the method (another model, or a user's subclass).
+        """
+        core = self._core
+        allowed, disallowed, searched_in_python = self._default_specials
         # What `encode` and `count` with default arguments pass straight to the core (None when
-        # they need more: a Hugging Face pipeline, or strings Python must look for itself).
-        allowed, disallowed, checked_here = self._default_specials
-        self._core_defaults = None if hf is not None or checked_here else (allowed, disallowed)
-        # The compiled method is all of encode_ordinary (lone surrogates included), so the
-        # instance takes it as its own: the Python frame around it cost 1-7% of a call on
-        # English paragraphs. Not with a Hugging Face pipeline (it runs in Python), nor where a
-        # subclass overrides the method.
-        if hf is None and type(self).encode_ordinary is Encoding.encode_ordinary:
+        # Python must look for strings in the text itself).
+        self._core_defaults = None if searched_in_python else (allowed, disallowed)
+        if type(self).encode_ordinary is Encoding.encode_ordinary:
             self.__dict__["encode_ordinary"] = core.encode_ordinary
-        # encode and count likewise, for the call with default arguments (one compiled call;
-        # anything else goes on to the method here, bound to this encoding: a cycle the
-        # collector breaks). Their frame cost about 160 ns a call: a third of counting a short
-        # prompt, a few percent of an English paragraph.
         if self._core_defaults is not None:
             calls = _core.DefaultCalls(
                 core,
@@ -164,8 +175,6 @@ class Encoding:
 
         ``pat_str`` accepts a pattern name (``"cl100k"``) or a regex.
         """
-        from bytepair.patterns import resolve_pattern
-
         path = os.fspath(path)
         with open(path, "rb") as f:
             data = f.read()
@@ -180,16 +189,10 @@ class Encoding:
 
     @classmethod
     def _from_core(
-        cls,
-        name: str,
-        pat_str: str,
-        core: _core.CoreEncoding,
-        special_tokens: Mapping[str, int],
-        *,
-        hf: HfPipeline | None = None,
+        cls, name: str, pat_str: str, core: _core.CoreEncoding, special_tokens: Mapping[str, int]
     ) -> Encoding:
         self = cls.__new__(cls)
-        self._init_from_core(name, pat_str, core, dict(special_tokens), hf=hf)
+        self._init_from_core(name, pat_str, core, dict(special_tokens))
         return self
 
     @classmethod
@@ -219,9 +222,9 @@ class Encoding:
         >>> Encoding.from_file(path, pat_str=r"\\S+|\\s+").encode("hi")
         [104, 105]
         """
-        from bytepair.formats import load
-
-        return load(path, pat_str=pat_str, special_tokens=special_tokens, **options)
+        return _loaded(
+            formats.load(path, pat_str=pat_str, special_tokens=special_tokens, **options)
+        )
 
     @classmethod
     def from_gpt2_files(
@@ -247,10 +250,8 @@ class Encoding:
         >>> enc.encode("ab<e>", allowed_special="all"), enc.special_tokens_set
         ([256, 257], {'<e>'})
         """
-        from bytepair.formats.gpt2 import load_gpt2_files
-
-        return load_gpt2_files(
-            encoder_json, vocab_bpe, pat_str=pat_str, special_tokens=special_tokens
+        return _loaded(
+            load_gpt2_files(encoder_json, vocab_bpe, pat_str=pat_str, special_tokens=special_tokens)
         )
 
     @classmethod
@@ -267,7 +268,7 @@ class Encoding:
 
         The pre-tokenizer is ``ByteLevel`` (GPT-2's) unless ``pat_str`` (a pattern name or regex)
         or ``pre_tokenizer=`` (a ``tokenizer.json`` object) says otherwise; ``normalizer=`` takes a
-        name such as ``"NFC"`` or an object. See :func:`bytepair.formats.gpt2.load_hf_files`.
+        name such as ``"NFC"`` or an object. See :func:`bytepair.formats.hf_files.load_hf_files`.
 
         >>> import json, tempfile, pathlib
         >>> from bytepair.bytes_unicode import encode_bytes
@@ -279,10 +280,10 @@ class Encoding:
         >>> enc.encode("abab<e>", allowed_special="all")  # <e> is no merge's result: special
         [256, 256, 257]
         """
-        from bytepair.formats.gpt2 import load_hf_files
-
-        return load_hf_files(
-            vocab_json, merges_txt, pat_str=pat_str, special_tokens=special_tokens, **options
+        return _loaded(
+            load_hf_files(
+                vocab_json, merges_txt, pat_str=pat_str, special_tokens=special_tokens, **options
+            )
         )
 
     @classmethod
@@ -303,9 +304,7 @@ class Encoding:
         >>> hf.encode("ab<e>", allowed_special="all"), hf.encode("ab<e>", disallowed_special=())
         ([256, 257], [256, 60, 101, 62])
         """
-        from bytepair.formats.hf_json import load_tokenizer_json
-
-        return load_tokenizer_json(path)
+        return _loaded(load_tokenizer_json(path))
 
     def save(self, path: str | os.PathLike[str], format: SaveFormat = "tiktoken") -> list[Path]:
         """Write this encoding as ``"tiktoken"`` (a ``.tiktoken`` file), ``"hf"`` (a
@@ -320,9 +319,20 @@ class Encoding:
         >>> [p.name for p in enc.save(pathlib.Path(tempfile.mkdtemp()), format="hf")]
         ['tokenizer.json']
         """
-        from bytepair.formats import save
+        return formats.save(self, path, format=format)
 
-        return save(self, path, format=format)
+    def vocabulary(self) -> RankVocabulary:
+        """This encoding as the file formats see it: tiktoken's ranks (see
+        :mod:`bytepair.formats.values`)."""
+        core = self._core
+        return RankVocabulary(
+            name=self.name,
+            pat_str=self._pat_str,
+            special_tokens=self._special_tokens,
+            ranks=lambda: self._mergeable_ranks,
+            derived_merges=core.derive_merges,
+            tiktoken_file=core.to_tiktoken,
+        )
 
     def to_tiktoken(self) -> Any:
         """The same encoding as a ``tiktoken.Encoding`` (needs tiktoken installed).
@@ -336,15 +346,7 @@ class Encoding:
         >>> enc.to_tiktoken().encode("hi")
         [104, 105]
         """
-        try:
-            import tiktoken
-        except ImportError:
-            raise ImportError("to_tiktoken() needs tiktoken: pip install tiktoken") from None
-        if getattr(self._core, "is_pair_mode", False):
-            raise ValueError(
-                f"{self.name!r} merges by pair priority (a Hugging Face file); tiktoken's rank "
-                "rule would give different ids. Use to_hf() instead."
-            )
+        tiktoken = require("tiktoken", "to_tiktoken()")
         return tiktoken.Encoding(
             self.name,
             pat_str=self._pat_str,
@@ -362,12 +364,7 @@ class Encoding:
         >>> enc.to_hf().encode("hi").ids
         [104, 105]
         """
-        try:
-            import tokenizers
-        except ImportError:
-            raise ImportError("to_hf() needs tokenizers: pip install tokenizers") from None
-        import tempfile
-
+        tokenizers = require("tokenizers", "to_hf()")
         with tempfile.TemporaryDirectory(prefix="bytepair-") as folder:
             (written,) = self.save(folder, format="hf")
             return tokenizers.Tokenizer.from_file(str(written))
@@ -415,10 +412,7 @@ class Encoding:
         with ``encode_special_tokens = True`` and ``add_special_tokens=False``: special added tokens
         are text, non-special added tokens (part of the vocabulary) are still recognised.
         """
-        if self._hf is not None:
-            return self._run(self._hf_call(False), text, (), ())
-        # (Instances without a Hugging Face pipeline call the compiled method directly: see
-        # _init_from_core.)
+        # (Instances call the compiled method directly: see _install_compiled_calls.)
         return self._core.encode_ordinary(text)
 
     # Every encode and count with special-token arguments goes through _specials (what the
@@ -495,7 +489,7 @@ class Encoding:
             return _Specials(allowed_set, None, tuple(disallowed))
         return _Specials(allowed_set, core.special_set(disallowed) if disallowed else None, ())
 
-    def _check_here(self, text: str, disallowed: tuple[str, ...]) -> None:
+    def _check_in_python(self, text: str, disallowed: tuple[str, ...]) -> None:
         """Raise for the first of ``disallowed`` (special tokens or not) in ``text``."""
         known = [t for t in disallowed if t in self._special_set]
         found = self._core.find_special(text, known) if known else None
@@ -520,10 +514,12 @@ class Encoding:
         """``call`` on one text with the special-token arguments resolved, lone surrogates
         repaired and a disallowed special token in the text reported."""
         # Unpacked once rather than read field by field (each read is a lookup).
-        allowed, disallowed, checked_here = self._specials(allowed_special, disallowed_special)
-        if checked_here:
+        allowed, disallowed, searched_in_python = self._specials(
+            allowed_special, disallowed_special
+        )
+        if searched_in_python:
             text = _utf8_safe(text)
-            self._check_here(text, checked_here)
+            self._check_in_python(text, searched_in_python)
         try:
             # Most texts are valid UTF-8: the core says when one is not (UnicodeEncodeError), so
             # the common case pays for no extra pass over the text.
@@ -540,15 +536,17 @@ class Encoding:
         texts: list[str],
         allowed_special: Literal["all"] | Collection[str],
         disallowed_special: Literal["all"] | Collection[str],
+        *,
+        repair_first: bool = False,
     ) -> _R:
-        """``_run`` for the texts of a batch (see :func:`_texts`)."""
+        """``_run`` for the texts of a batch (see :func:`_texts`). ``repair_first``: for a
+        ``call`` that may run Python code on the texts, which must get them repaired."""
         specials = self._specials(allowed_special, disallowed_special)
-        # Python looks at the texts itself for these (a Hugging Face pipeline may run Python
-        # code on them): check and repair them first.
-        if specials.checked_here or self._hf is not None:
+        # Python looks at the texts itself for these: check and repair them first.
+        if specials.searched_in_python or repair_first:
             texts = _repaired(texts)
-            for text in texts if specials.checked_here else ():
-                self._check_here(text, specials.checked_here)
+            for text in texts if specials.searched_in_python else ():
+                self._check_in_python(text, specials.searched_in_python)
         try:
             try:
                 return call(texts, specials.allowed, specials.disallowed)
@@ -557,31 +555,6 @@ class Encoding:
                 return call(_repaired(texts), specials.allowed, specials.disallowed)
         except _core.DisallowedSpecial as e:
             raise _disallowed_special_error(str(e.args[0])) from None
-
-    def _hf_call(self, add_special_tokens: bool) -> _CoreCall[str, list[int]]:
-        hf, core = self._hf, self._core
-        assert hf is not None
-        return lambda text, allowed, disallowed: hf.encode(
-            core, text, allowed, disallowed, add_special_tokens
-        )
-
-    def _hf_batch_call(
-        self, num_threads: int, add_special_tokens: bool
-    ) -> _CoreCall[list[str], list[list[int]]]:
-        hf, core = self._hf, self._core
-        assert hf is not None
-
-        def call(
-            texts: list[str], allowed: _core.SpecialSet | None, disallowed: _core.SpecialSet | None
-        ) -> list[list[int]]:
-            if hf.needs_python:
-                return [hf.encode(core, t, allowed, disallowed, add_special_tokens) for t in texts]
-            batch = core.encode_hf_batch(texts, num_threads, allowed, disallowed)
-            if add_special_tokens and (hf.prefix or hf.suffix):
-                return [[*hf.prefix, *ids, *hf.suffix] for ids in batch]
-            return batch
-
-        return call
 
     def encode(
         self,
@@ -623,9 +596,6 @@ class Encoding:
                 return self._core.encode(text, defaults[0], defaults[1])
             except (UnicodeEncodeError, _core.DisallowedSpecial):
                 pass
-        if self._hf is not None:
-            call = self._hf_call(add_special_tokens)
-            return self._run(call, text, allowed_special, disallowed_special)
         return self._run(self._core.encode, text, allowed_special, disallowed_special)
 
     def encode_to_numpy(
@@ -651,17 +621,11 @@ class Encoding:
             and disallowed_special is _DISALLOWED_DEFAULT
         ):
             # As in `encode`: the common call in one step, `_run` only to repair or word errors
-            # (going through `_run` costs ~0.2 us more per call, a tenth of a paragraph's).
+            # (the detour through `_run` is a noticeable share of a short text's time).
             try:
                 return self._core.encode_to_numpy(text, defaults[0], defaults[1])
             except (UnicodeEncodeError, _core.DisallowedSpecial):
                 pass
-        if self._hf is not None:
-            import numpy as np
-
-            call = self._hf_call(add_special_tokens)
-            ids = self._run(call, text, allowed_special, disallowed_special)
-            return np.array(ids, dtype=np.uint32)
         return self._run(self._core.encode_to_numpy, text, allowed_special, disallowed_special)
 
     def encode_ordinary_batch(
@@ -670,8 +634,6 @@ class Encoding:
         """Encode many texts on ``num_threads`` threads (the GIL is released)."""
         texts = _texts(text)
         num_threads = _threads(num_threads, len(texts))
-        if self._hf is not None:
-            return self._run_batch(self._hf_batch_call(num_threads, False), texts, (), ())
         try:
             return self._core.encode_ordinary_batch(texts, num_threads)
         except (UnicodeEncodeError, TypeError):
@@ -690,9 +652,6 @@ class Encoding:
         """Encode many texts on ``num_threads`` threads, with :meth:`encode`'s special rules."""
         texts = _texts(text)
         num_threads = _threads(num_threads, len(texts))
-        if self._hf is not None:
-            call = self._hf_batch_call(num_threads, add_special_tokens)
-            return self._run_batch(call, texts, allowed_special, disallowed_special)
         core = self._core
         return self._run_batch(
             lambda ts, allowed, disallowed: core.encode_batch(ts, num_threads, allowed, disallowed),
@@ -727,9 +686,6 @@ class Encoding:
                 return self._core.count(text, defaults[0], defaults[1])
             except (UnicodeEncodeError, _core.DisallowedSpecial):
                 pass
-        if self._hf is not None:
-            call = self._hf_call(add_special_tokens)
-            return len(self._run(call, text, allowed_special, disallowed_special))
         return self._run(self._core.count, text, allowed_special, disallowed_special)
 
     def count_batch(
@@ -744,10 +700,6 @@ class Encoding:
         """Token counts of many texts, on ``num_threads`` threads."""
         texts = _texts(text)
         num_threads = _threads(num_threads, len(texts))
-        if self._hf is not None:
-            call = self._hf_batch_call(num_threads, add_special_tokens)
-            batch = self._run_batch(call, texts, allowed_special, disallowed_special)
-            return [len(ids) for ids in batch]
         core = self._core
         return self._run_batch(
             lambda ts, allowed, disallowed: core.count_batch(ts, num_threads, allowed, disallowed),
@@ -790,8 +742,6 @@ class Encoding:
         tokens this encoding lacks (the message shows how to add them with
         :meth:`with_special_tokens`).
         """
-        from bytepair import chat
-
         return chat.encode_chat(
             self, messages, template, add_generation_prompt=add_generation_prompt
         )
@@ -801,8 +751,6 @@ class Encoding:
         the well-known ones of other chat formats (or ``names``). Near misses count: case,
         zero-width characters inside, full-width brackets; see :func:`bytepair.chat.find_special`.
         """
-        from bytepair import chat
-
         wanted = self._special_set | set(chat.KNOWN_CONTROL_TOKENS) if names is None else names
         return chat.find_special(text, wanted, specials=self._special_set)
 
@@ -812,8 +760,6 @@ class Encoding:
         """``text`` with every :meth:`find_special` match neutralised (by default its brackets
         become HTML character references: ``&lt;|im_end|&gt;``), for prompts built as strings.
         """
-        from bytepair import chat
-
         wanted = self._special_set | set(chat.KNOWN_CONTROL_TOKENS) if names is None else names
         return chat.sanitize(text, wanted, replacement=replacement, specials=self._special_set)
 
@@ -824,11 +770,6 @@ class Encoding:
         ChatML tokens that ``cl100k_base`` lacks:
         ``enc.with_special_tokens({"<|im_start|>": 100264, "<|im_end|>": 100265})``.
         """
-        if self._hf is not None or getattr(self._core, "is_pair_mode", False) is True:
-            raise ValueError(
-                f"{self.name!r} was read from Hugging Face files, whose merges and added tokens a "
-                "copy made from ranks would lose: add the tokens to its tokenizer.json instead"
-            )
         extra = dict(special_tokens)
         for token, id_ in extra.items():
             if self._special_tokens.get(token, id_) != id_:
@@ -975,10 +916,6 @@ class Encoding:
     # ---- pickling ------------------------------------------------------------------------
 
     def __getstate__(self) -> dict[str, Any]:
-        if self._hf is not None:
-            from bytepair.formats.hf_json import tokenizer_json
-
-            return {"name": self.name, "tokenizer_json": tokenizer_json(self)}
         return {
             "name": self.name,
             "pat_str": self._pat_str,
@@ -987,20 +924,48 @@ class Encoding:
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        if "tokenizer_json" in state:
-            from bytepair.formats.hf_json import load_tokenizer_json
-
-            other = load_tokenizer_json(
-                state["name"], data=state["tokenizer_json"], name=state["name"]
-            )
-            self.__dict__.update(other.__dict__)
-            return
         self.__init__(  # type: ignore[misc]
             state["name"],
             pat_str=state["pat_str"],
             mergeable_ranks=state["mergeable_ranks"],
             special_tokens=state["special_tokens"],
         )
+
+
+def _loaded(enc: object) -> Encoding:
+    """``enc``, which a loader built, as the encoding it is."""
+    if not isinstance(enc, Encoding):
+        raise TypeError(f"expected an Encoding, the loader built a {type(enc).__name__}")
+    return enc
+
+
+def _build_from_tiktoken_file(parsed: TiktokenFile) -> Encoding:
+    return Encoding._from_tiktoken_bytes(
+        parsed.data,
+        name=parsed.name,
+        pat_str=parsed.pat_str,
+        special_tokens=dict(parsed.special_tokens),
+        source=parsed.source,
+    )
+
+
+def _build_from_gpt2_files(parsed: Gpt2Files) -> Encoding:
+    try:
+        core, specials = _core.CoreEncoding.from_gpt2(
+            dict(parsed.encoder),
+            parsed.merges_data,
+            parsed.pat_str,
+            dict(parsed.special_tokens),
+        )
+    except ValueError as err:
+        message = str(err)
+        where = parsed.merges_source if "line " in message or "merges" in message else None
+        raise ValueError(f"{where or parsed.encoder_source}: {err}") from None
+    return Encoding._from_core(parsed.name, parsed.pat_str, core, specials)
+
+
+register_builder(TiktokenFile, _build_from_tiktoken_file)
+register_builder(Gpt2Files, _build_from_gpt2_files)
 
 
 def _check_explicit_n_vocab(
@@ -1024,8 +989,8 @@ def _texts(text: Sequence[str]) -> list[str]:
     """The texts of a batch call; one str is a TypeError, not a batch of its characters.
 
     The items are not checked here: the core reports an item that is no str or holds a lone
-    surrogate, and the caller then retries with :func:`_repaired`. (Checking first meant a
-    UTF-8 copy of every text in Python, a tenth of the time of a two-thread batch.)
+    surrogate, and the caller then retries with :func:`_repaired`. (Checking first would mean a
+    UTF-8 copy of every text in Python, a large share of a threaded batch's time.)
     """
     if isinstance(text, str | bytes):
         raise TypeError(

@@ -97,8 +97,8 @@ class DatasetEncoder:
             "eot": self.eot,
             "num_threads": self.num_threads,
         }
-        if type(enc) is not Encoding or getattr(enc, "_hf", None) is not None:
-            # A subclass, or a Hugging Face pipeline: the encoding pickles itself.
+        if type(enc) is not Encoding:
+            # Another model (a Hugging Face pipeline) or a subclass: the encoding pickles itself.
             return {**state, "encoding": enc}
         # A plain BPE encoding: its parts in a fixed order (the ranks dict's order can vary).
         ranks = sorted(enc._mergeable_ranks.items(), key=lambda kv: kv[1])

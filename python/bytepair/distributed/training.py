@@ -9,14 +9,11 @@ The merge loop runs on the calling node over the aggregated counts, exactly as i
 process.
 
 Memory. The reduce and merge node holds the table of unique pieces, which grows more slowly
-than the corpus (Heaps' law, unique pieces ~ K * size^beta). Measured on the shared English,
-code and multilingual corpora with the o200k pattern (``benchmarks/bench_distributed.py``,
-``BENCHMARKS.md``): 38k unique pieces in 1 MB, 282k in 16 MB, 463k in 34 MB, beta ~ 0.7; the
-counter takes ~90 bytes per unique piece and the merge loop peaks at ~260 bytes per unique
-piece (120 MB for those 463k). Extrapolated with that beta, 10 GB of such text has ~25M unique
-pieces (~6.5 GB at the merge peak); web-scale corpora grow more slowly (beta falls as the
-vocabulary of a language saturates) but can reach hundreds of millions. The map workers need
-only their own shard's table. To bound the merge node, drop rare pieces between the phases (the
+than the corpus (Heaps' law, unique pieces ~ K * size^beta, with beta below 1); the merge loop
+needs a few times the counter's memory per unique piece (``benchmarks/bench_distributed.py``
+measures both; the figures are in ``docs/performance.md``). Web-scale corpora can still reach
+hundreds of millions of unique pieces. The map workers need only their own shard's table. To
+bound the merge node, drop rare pieces between the phases (the
 merges then approximate those of the full table)::
 
     counts = count_pieces(files, pattern="o200k", engine="ray")
