@@ -8,10 +8,10 @@
 
 from __future__ import annotations
 
+# Importing the tokenizer models registers the file values each builds (bytepair.formats.builders):
+# _rank for tiktoken and GPT-2 files, hf for Hugging Face files.
+from bytepair import _rank as _rank
 from bytepair import formats as formats
-
-# Each tokenizer model registers the file values it builds (bytepair.formats.builders) when it
-# is imported: the rank model with bytepair.encoding, the Hugging Face pipeline model here.
 from bytepair import hf as hf
 from bytepair.encoding import Encoding as Encoding
 from bytepair.encoding import StreamDecoder as StreamDecoder

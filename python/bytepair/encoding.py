@@ -8,27 +8,39 @@ released, so one ``Encoding`` can be shared by many threads.
 ``Encoding`` is the rank model (tiktoken's rule: ids are merge ranks). Other models subclass it
 and override the encode methods (the Hugging Face pipeline: :class:`bytepair.hf.HfEncoding`);
 nothing here branches on the model. Each model registers the file values it builds with
-:mod:`bytepair.formats.builders`, so the loaders below reach them without importing them.
+:mod:`bytepair.formats.builders` (this one in :mod:`bytepair._rank`), so the loaders below
+reach every model without importing it.
 """
 
 from __future__ import annotations
 
-import codecs
 import os
 import tempfile
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from bytepair import _core, chat, formats
+from bytepair._arguments import (
+    DEFAULT_THREADS,
+    batch_texts,
+    check_explicit_n_vocab,
+    checked_threads,
+    disallowed_special_error,
+    repair_surrogates,
+    repaired,
+    utf8_safe,
+)
 from bytepair._optional import require
 from bytepair.chat import ChatTemplate, SpecialMatch
+from bytepair.decoding import Decoding
+from bytepair.decoding import StreamDecoder as StreamDecoder  # re-exported: its old home
 from bytepair.formats import SaveFormat
-from bytepair.formats.builders import register_builder
 from bytepair.formats.gpt2 import load_gpt2_files
 from bytepair.formats.hf_files import load_hf_files
 from bytepair.formats.hf_json import load_tokenizer_json
-from bytepair.formats.values import Gpt2Files, RankVocabulary, TiktokenFile
+from bytepair.formats.values import RankVocabulary, Vocabulary
 from bytepair.patterns import resolve_pattern
+from bytepair.specials import ALLOWED_DEFAULT, DISALLOWED_DEFAULT, SpecialTokenRules
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -36,28 +48,6 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-_DEFAULT_THREADS = min(8, os.cpu_count() or 1)
-
-
-def _disallowed_special_error(token: str) -> ValueError:
-    return ValueError(
-        f"Encountered text corresponding to disallowed special token {token!r}.\n"
-        "If you want this text to be encoded as a special token, "
-        f"pass it to `allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
-        "If you want this text to be encoded as normal text, disable the check for this token "
-        f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
-        "To disable this check for all special tokens, pass `disallowed_special=()`.\n"
-    )
-
-
-def _repair_surrogates(text: str) -> str:
-    # Python strings may hold lone surrogates (from JSON, Windows paths, ...), which have no UTF-8
-    # form. Like tiktoken, pair up what can be paired and replace the rest with U+FFFD.
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-
-
-_ALLOWED_DEFAULT: frozenset[str] = frozenset()
-_DISALLOWED_DEFAULT: Literal["all"] = "all"
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -65,20 +55,7 @@ _R = TypeVar("_R")
 _CoreCall = Callable[[_T, _core.SpecialSet | None, _core.SpecialSet | None], _R]
 
 
-class _Specials(NamedTuple):
-    """``allowed_special`` and ``disallowed_special`` resolved for one encoding."""
-
-    allowed: _core.SpecialSet | None
-    """The special tokens recognised in text (None: none)."""
-    disallowed: _core.SpecialSet | None
-    """The special tokens the core rejects in text (None: none)."""
-    searched_in_python: tuple[str, ...]
-    """Set instead of ``disallowed`` when some disallowed string is no special token of the
-    encoding (tiktoken rejects those too): then Python searches for all of them, so that the
-    error names the first in the text."""
-
-
-class Encoding:
+class Encoding(Decoding):
     """A byte-level BPE encoding with tiktoken's interface and ids.
 
     >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256, b"abc": 257}
@@ -104,7 +81,7 @@ class Encoding:
         ranks = dict(mergeable_ranks)
         specials = dict(special_tokens)
         if explicit_n_vocab is not None:
-            _check_explicit_n_vocab(explicit_n_vocab, ranks, specials)
+            check_explicit_n_vocab(explicit_n_vocab, ranks, specials)
         try:
             core = _core.CoreEncoding(ranks, specials, pat_str)
         except ValueError as e:
@@ -126,11 +103,7 @@ class Encoding:
         self._ranks_cache = mergeable_ranks
         self.max_token_value = core.id_bound - 1
         self._special_set = frozenset(special_tokens)
-        self._special_list = sorted(self._special_set)
-        # Resolving the special-token arguments costs more than counting a short text: resolve
-        # each distinct (hashable) pair once. Races between threads only compute an entry twice.
-        self._specials_cache: dict[tuple[Any, Any], _Specials] = {}
-        self._default_specials = self._resolve_specials(_ALLOWED_DEFAULT, _DISALLOWED_DEFAULT)
+        self._special_rules = SpecialTokenRules(core, special_tokens)
         self._install_compiled_calls()
 
     def _install_compiled_calls(self) -> None:
@@ -144,7 +117,7 @@ class Encoding:
         Not where a subclass overrides the method (another model, or a user's subclass).
         """
         core = self._core
-        allowed, disallowed, searched_in_python = self._default_specials
+        allowed, disallowed, searched_in_python = self._special_rules.default
         # What `encode` and `count` with default arguments pass straight to the core (None when
         # Python must look for strings in the text itself).
         self._core_defaults = None if searched_in_python else (allowed, disallowed)
@@ -321,9 +294,12 @@ class Encoding:
         """
         return formats.save(self, path, format=format)
 
-    def vocabulary(self) -> RankVocabulary:
-        """This encoding as the file formats see it: tiktoken's ranks (see
-        :mod:`bytepair.formats.values`)."""
+    def vocabulary(self) -> Vocabulary:
+        """This encoding as the file formats see it (see :mod:`bytepair.formats.values`): for
+        this model, tiktoken's ranks."""
+        return self._rank_vocabulary()
+
+    def _rank_vocabulary(self) -> RankVocabulary:
         core = self._core
         return RankVocabulary(
             name=self.name,
@@ -415,94 +391,8 @@ class Encoding:
         # (Instances call the compiled method directly: see _install_compiled_calls.)
         return self._core.encode_ordinary(text)
 
-    # Every encode and count with special-token arguments goes through _specials (what the
-    # arguments mean) and _run or _run_batch (one core call that checks and encodes).
-
-    def _specials(
-        self,
-        allowed_special: Literal["all"] | Collection[str],
-        disallowed_special: Literal["all"] | Collection[str],
-    ) -> _Specials:
-        if allowed_special is _ALLOWED_DEFAULT and disallowed_special is _DISALLOWED_DEFAULT:
-            return self._default_specials
-        cache = self._specials_cache
-        given = (allowed_special, disallowed_special)
-        try:
-            return cache[given]
-        except (KeyError, TypeError):  # TypeError: an unhashable argument, such as a set
-            pass
-        # As frozensets (tiktoken's own view of these arguments), so that a set given on every
-        # call finds its entry; the key is what gets resolved, in case an argument is an iterator.
-        # A falsy value (None too, which tiktoken tolerates for disallowed_special) means none.
-        key = (
-            allowed_special
-            if isinstance(allowed_special, str)
-            else frozenset(allowed_special or ()),
-            disallowed_special
-            if isinstance(disallowed_special, str)
-            else frozenset(disallowed_special or ()),
-        )
-        specials = cache.get(key)
-        if specials is None:
-            specials = self._resolve_specials(*key)
-        if len(cache) < 32:
-            cache[key] = specials
-            # The arguments as given too, when they are values (such as "all" and ()): the
-            # next call with them skips building the frozensets.
-            if all(type(v) in (str, tuple, frozenset) for v in given):
-                cache[given] = specials
-        return specials
-
-    def _resolve_specials(
-        self,
-        allowed_special: Literal["all"] | Collection[str],
-        disallowed_special: Literal["all"] | Collection[str],
-    ) -> _Specials:
-        """What the arguments mean for this encoding, compiled for the core."""
-        for what, value in (
-            ("allowed_special", allowed_special),
-            ("disallowed_special", disallowed_special),
-        ):
-            if isinstance(value, str) and value != "all":
-                raise TypeError(
-                    f"{what} must be 'all' or a collection of token texts, not the str "
-                    f"{value!r}; did you mean {what}={{{value!r}}}?"
-                )
-        if allowed_special == "all":
-            allowed = self._special_list
-        elif not allowed_special:
-            allowed = []
-        else:
-            allowed = [t for t in allowed_special if t in self._special_set]
-        if disallowed_special == "all":
-            allowed_names = set(allowed)
-            disallowed = [t for t in self._special_list if t not in allowed_names]
-        elif not disallowed_special:
-            disallowed = []
-        else:
-            # Like tiktoken, a disallowed string need not be one of this encoding's specials:
-            # the caller asked for that text to be rejected, so it is.
-            disallowed = list(disallowed_special)
-        core = self._core
-        allowed_set = core.special_set(allowed) if allowed else None
-        if any(t not in self._special_set for t in disallowed):
-            return _Specials(allowed_set, None, tuple(disallowed))
-        return _Specials(allowed_set, core.special_set(disallowed) if disallowed else None, ())
-
-    def _check_in_python(self, text: str, disallowed: tuple[str, ...]) -> None:
-        """Raise for the first of ``disallowed`` (special tokens or not) in ``text``."""
-        known = [t for t in disallowed if t in self._special_set]
-        found = self._core.find_special(text, known) if known else None
-        first = (found[0], found[2]) if found is not None else None
-        for other in disallowed:
-            if other and other not in self._special_set:
-                at = text.find(other)
-                if at >= 0:
-                    at = len(text[:at].encode("utf-8"))
-                    if first is None or at < first[0]:
-                        first = (at, other)
-        if first is not None:
-            raise _disallowed_special_error(first[1])
+    # Every encode and count with special-token arguments goes through _special_rules (what
+    # the arguments mean) and _run or _run_batch (one core call that checks and encodes).
 
     def _run(
         self,
@@ -514,21 +404,21 @@ class Encoding:
         """``call`` on one text with the special-token arguments resolved, lone surrogates
         repaired and a disallowed special token in the text reported."""
         # Unpacked once rather than read field by field (each read is a lookup).
-        allowed, disallowed, searched_in_python = self._specials(
+        allowed, disallowed, searched_in_python = self._special_rules.resolve(
             allowed_special, disallowed_special
         )
         if searched_in_python:
-            text = _utf8_safe(text)
-            self._check_in_python(text, searched_in_python)
+            text = utf8_safe(text)
+            self._special_rules.check_in_python(text, searched_in_python)
         try:
             # Most texts are valid UTF-8: the core says when one is not (UnicodeEncodeError), so
             # the common case pays for no extra pass over the text.
             try:
                 return call(text, allowed, disallowed)
             except UnicodeEncodeError:
-                return call(_repair_surrogates(text), allowed, disallowed)
+                return call(repair_surrogates(text), allowed, disallowed)
         except _core.DisallowedSpecial as e:
-            raise _disallowed_special_error(str(e.args[0])) from None
+            raise disallowed_special_error(str(e.args[0])) from None
 
     def _run_batch(
         self,
@@ -539,29 +429,29 @@ class Encoding:
         *,
         repair_first: bool = False,
     ) -> _R:
-        """``_run`` for the texts of a batch (see :func:`_texts`). ``repair_first``: for a
+        """``_run`` for the texts of a batch (see :func:`batch_texts`). ``repair_first``: for a
         ``call`` that may run Python code on the texts, which must get them repaired."""
-        specials = self._specials(allowed_special, disallowed_special)
+        specials = self._special_rules.resolve(allowed_special, disallowed_special)
         # Python looks at the texts itself for these: check and repair them first.
         if specials.searched_in_python or repair_first:
-            texts = _repaired(texts)
+            texts = repaired(texts)
             for text in texts if specials.searched_in_python else ():
-                self._check_in_python(text, specials.searched_in_python)
+                self._special_rules.check_in_python(text, specials.searched_in_python)
         try:
             try:
                 return call(texts, specials.allowed, specials.disallowed)
             except (UnicodeEncodeError, TypeError):
                 # As in encode_ordinary_batch: repair, or raise the item's own TypeError.
-                return call(_repaired(texts), specials.allowed, specials.disallowed)
+                return call(repaired(texts), specials.allowed, specials.disallowed)
         except _core.DisallowedSpecial as e:
-            raise _disallowed_special_error(str(e.args[0])) from None
+            raise disallowed_special_error(str(e.args[0])) from None
 
     def encode(
         self,
         text: str,
         *,
-        allowed_special: Literal["all"] | Collection[str] = _ALLOWED_DEFAULT,
-        disallowed_special: Literal["all"] | Collection[str] = _DISALLOWED_DEFAULT,
+        allowed_special: Literal["all"] | Collection[str] = ALLOWED_DEFAULT,
+        disallowed_special: Literal["all"] | Collection[str] = DISALLOWED_DEFAULT,
         add_special_tokens: bool = True,
     ) -> list[int]:
         """Encode ``text``; special tokens follow tiktoken's rules.
@@ -586,8 +476,8 @@ class Encoding:
         defaults = self._core_defaults
         if (
             defaults is not None
-            and allowed_special is _ALLOWED_DEFAULT
-            and disallowed_special is _DISALLOWED_DEFAULT
+            and allowed_special is ALLOWED_DEFAULT
+            and disallowed_special is DISALLOWED_DEFAULT
         ):
             # The common call in one step (try costs nothing; a context manager, or `*defaults`,
             # would cost more than the call). `_run` below repeats it only to repair the text or
@@ -602,8 +492,8 @@ class Encoding:
         self,
         text: str,
         *,
-        allowed_special: Literal["all"] | Collection[str] = _ALLOWED_DEFAULT,
-        disallowed_special: Literal["all"] | Collection[str] = _DISALLOWED_DEFAULT,
+        allowed_special: Literal["all"] | Collection[str] = ALLOWED_DEFAULT,
+        disallowed_special: Literal["all"] | Collection[str] = DISALLOWED_DEFAULT,
         add_special_tokens: bool = True,
     ) -> npt.NDArray[np.uint32]:
         """Encode to a numpy ``uint32`` array (numpy is imported only here); the same ids and
@@ -617,8 +507,8 @@ class Encoding:
         defaults = self._core_defaults
         if (
             defaults is not None
-            and allowed_special is _ALLOWED_DEFAULT
-            and disallowed_special is _DISALLOWED_DEFAULT
+            and allowed_special is ALLOWED_DEFAULT
+            and disallowed_special is DISALLOWED_DEFAULT
         ):
             # As in `encode`: the common call in one step, `_run` only to repair or word errors
             # (the detour through `_run` is a noticeable share of a short text's time).
@@ -629,29 +519,29 @@ class Encoding:
         return self._run(self._core.encode_to_numpy, text, allowed_special, disallowed_special)
 
     def encode_ordinary_batch(
-        self, text: Sequence[str], *, num_threads: int = _DEFAULT_THREADS
+        self, text: Sequence[str], *, num_threads: int = DEFAULT_THREADS
     ) -> list[list[int]]:
         """Encode many texts on ``num_threads`` threads (the GIL is released)."""
-        texts = _texts(text)
-        num_threads = _threads(num_threads, len(texts))
+        texts = batch_texts(text)
+        num_threads = checked_threads(num_threads, len(texts))
         try:
             return self._core.encode_ordinary_batch(texts, num_threads)
         except (UnicodeEncodeError, TypeError):
             # A lone surrogate (repaired, as tiktoken does) or an item that is no str (its error).
-            return self._core.encode_ordinary_batch(_repaired(texts), num_threads)
+            return self._core.encode_ordinary_batch(repaired(texts), num_threads)
 
     def encode_batch(
         self,
         text: Sequence[str],
         *,
-        num_threads: int = _DEFAULT_THREADS,
-        allowed_special: Literal["all"] | Collection[str] = _ALLOWED_DEFAULT,
-        disallowed_special: Literal["all"] | Collection[str] = _DISALLOWED_DEFAULT,
+        num_threads: int = DEFAULT_THREADS,
+        allowed_special: Literal["all"] | Collection[str] = ALLOWED_DEFAULT,
+        disallowed_special: Literal["all"] | Collection[str] = DISALLOWED_DEFAULT,
         add_special_tokens: bool = True,
     ) -> list[list[int]]:
         """Encode many texts on ``num_threads`` threads, with :meth:`encode`'s special rules."""
-        texts = _texts(text)
-        num_threads = _threads(num_threads, len(texts))
+        texts = batch_texts(text)
+        num_threads = checked_threads(num_threads, len(texts))
         core = self._core
         return self._run_batch(
             lambda ts, allowed, disallowed: core.encode_batch(ts, num_threads, allowed, disallowed),
@@ -664,8 +554,8 @@ class Encoding:
         self,
         text: str,
         *,
-        allowed_special: Literal["all"] | Collection[str] = _ALLOWED_DEFAULT,
-        disallowed_special: Literal["all"] | Collection[str] = _DISALLOWED_DEFAULT,
+        allowed_special: Literal["all"] | Collection[str] = ALLOWED_DEFAULT,
+        disallowed_special: Literal["all"] | Collection[str] = DISALLOWED_DEFAULT,
         add_special_tokens: bool = True,
     ) -> int:
         """The number of tokens :meth:`encode` would return, without building the list.
@@ -678,8 +568,8 @@ class Encoding:
         defaults = self._core_defaults
         if (
             defaults is not None
-            and allowed_special is _ALLOWED_DEFAULT
-            and disallowed_special is _DISALLOWED_DEFAULT
+            and allowed_special is ALLOWED_DEFAULT
+            and disallowed_special is DISALLOWED_DEFAULT
         ):
             # As in `encode`: one step for the common call.
             try:
@@ -692,14 +582,14 @@ class Encoding:
         self,
         text: Sequence[str],
         *,
-        num_threads: int = _DEFAULT_THREADS,
-        allowed_special: Literal["all"] | Collection[str] = _ALLOWED_DEFAULT,
-        disallowed_special: Literal["all"] | Collection[str] = _DISALLOWED_DEFAULT,
+        num_threads: int = DEFAULT_THREADS,
+        allowed_special: Literal["all"] | Collection[str] = ALLOWED_DEFAULT,
+        disallowed_special: Literal["all"] | Collection[str] = DISALLOWED_DEFAULT,
         add_special_tokens: bool = True,
     ) -> list[int]:
         """Token counts of many texts, on ``num_threads`` threads."""
-        texts = _texts(text)
-        num_threads = _threads(num_threads, len(texts))
+        texts = batch_texts(text)
+        num_threads = checked_threads(num_threads, len(texts))
         core = self._core
         return self._run_batch(
             lambda ts, allowed, disallowed: core.count_batch(ts, num_threads, allowed, disallowed),
@@ -783,121 +673,6 @@ class Encoding:
             special_tokens={**self._special_tokens, **extra},
         )
 
-    # ---- decoding -------------------------------------------------------------------------
-
-    def decode_bytes(self, tokens: Sequence[int]) -> bytes:
-        """The bytes of ``tokens``; ``KeyError`` names the first id that is no token."""
-        tokens = list(tokens)
-        try:
-            return self._core.decode_bytes(tokens)
-        except OverflowError:
-            raise _unknown_id(tokens) from None
-
-    def decode(
-        self, tokens: Sequence[int], errors: str = "replace", *, skip_special_tokens: bool = False
-    ) -> str:
-        """Decode ``tokens`` to text; invalid UTF-8 is handled by ``errors`` (as bytes.decode).
-
-        ``skip_special_tokens=True`` leaves special tokens out, as ``tokenizers``' ``decode`` does
-        by default.
-
-        >>> enc = Encoding("b", pat_str=r".", mergeable_ranks={bytes([b]): b for b in range(256)},
-        ...                special_tokens={"<s>": 256})
-        >>> enc.decode([0xC3, 0xA9]), enc.decode([0xC3])
-        ('é', '�')
-        >>> enc.decode([256, 104]), enc.decode([256, 104], skip_special_tokens=True)
-        ('<s>h', 'h')
-        """
-        if skip_special_tokens:
-            special = self._special_ids
-            tokens = [t for t in tokens if t not in special]
-        return self.decode_bytes(tokens).decode("utf-8", errors=errors)
-
-    def decode_single_token_bytes(self, token: int) -> bytes:
-        """The bytes of one token."""
-        try:
-            return self._core.decode_single_token_bytes(token)
-        except OverflowError:
-            raise _unknown_id([token]) from None
-
-    def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
-        """The bytes of each token, in order."""
-        tokens = list(tokens)
-        try:
-            return self._core.decode_tokens_bytes(tokens)
-        except OverflowError:
-            raise _unknown_id(tokens) from None
-
-    def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
-        """Decode, and give the character offset where each token starts (tiktoken's rule: a
-        token that starts inside a character is placed at that character).
-
-        >>> enc = Encoding("b", pat_str=r".", mergeable_ranks={bytes([b]): b for b in range(256)},
-        ...                special_tokens={})
-        >>> enc.decode_with_offsets([104, 0xC3, 0xA9, 105])
-        ('héi', [0, 1, 1, 2])
-        """
-        token_bytes = self.decode_tokens_bytes(tokens)
-        text_len = 0
-        offsets = []
-        for token in token_bytes:
-            # A token starting with a continuation byte belongs to the character begun before it.
-            offsets.append(max(0, text_len - (0x80 <= token[0] < 0xC0)))
-            text_len += sum(1 for c in token if not 0x80 <= c < 0xC0)
-        text = b"".join(token_bytes).decode("utf-8", errors="strict")
-        return text, offsets
-
-    def decode_batch(
-        self,
-        batch: Sequence[Sequence[int]],
-        *,
-        errors: str = "replace",
-        num_threads: int = _DEFAULT_THREADS,
-    ) -> list[str]:
-        """Decode many token lists."""
-        return [self.decode(tokens, errors=errors) for tokens in batch]
-
-    def decode_bytes_batch(
-        self, batch: Sequence[Sequence[int]], *, num_threads: int = _DEFAULT_THREADS
-    ) -> list[bytes]:
-        """The bytes of many token lists."""
-        return [self.decode_bytes(tokens) for tokens in batch]
-
-    def stream_decoder(self, errors: str = "replace") -> StreamDecoder:
-        """A decoder fed one id at a time that yields text as soon as characters are whole.
-
-        >>> enc = Encoding("b", pat_str=r".", mergeable_ranks={bytes([b]): b for b in range(256)},
-        ...                special_tokens={})
-        >>> d = enc.stream_decoder()
-        >>> [d.feed(t) for t in [104, 0xC3, 0xA9]], d.flush()
-        (['h', '', 'é'], '')
-        """
-        return StreamDecoder(self, errors=errors)
-
-    # ---- the vocabulary -------------------------------------------------------------------
-
-    def token_byte_values(self) -> list[bytes]:
-        """Every ordinary token's bytes, sorted bytewise (as tiktoken returns them)."""
-        return self._core.token_byte_values()
-
-    @property
-    def eot_token(self) -> int:
-        """The id of ``<|endoftext|>`` (``KeyError`` if this encoding has none)."""
-        return self._special_tokens["<|endoftext|>"]
-
-    @property
-    def special_tokens_set(self) -> set[str]:
-        """The special tokens' texts."""
-        return set(self._special_tokens)
-
-    def is_special_token(self, token: int) -> bool:
-        """Whether id ``token`` is a special token."""
-        return token in self._special_ids
-
-    @property
-    def _special_ids(self) -> frozenset[int]:
-        return frozenset(self._special_tokens.values())
-
     @property
     def n_vocab(self) -> int:
         """One more than the highest id (tiktoken's definition)."""
@@ -937,132 +712,3 @@ def _loaded(enc: object) -> Encoding:
     if not isinstance(enc, Encoding):
         raise TypeError(f"expected an Encoding, the loader built a {type(enc).__name__}")
     return enc
-
-
-def _build_from_tiktoken_file(parsed: TiktokenFile) -> Encoding:
-    return Encoding._from_tiktoken_bytes(
-        parsed.data,
-        name=parsed.name,
-        pat_str=parsed.pat_str,
-        special_tokens=dict(parsed.special_tokens),
-        source=parsed.source,
-    )
-
-
-def _build_from_gpt2_files(parsed: Gpt2Files) -> Encoding:
-    try:
-        core, specials = _core.CoreEncoding.from_gpt2(
-            dict(parsed.encoder),
-            parsed.merges_data,
-            parsed.pat_str,
-            dict(parsed.special_tokens),
-        )
-    except ValueError as err:
-        message = str(err)
-        where = parsed.merges_source if "line " in message or "merges" in message else None
-        raise ValueError(f"{where or parsed.encoder_source}: {err}") from None
-    return Encoding._from_core(parsed.name, parsed.pat_str, core, specials)
-
-
-register_builder(TiktokenFile, _build_from_tiktoken_file)
-register_builder(Gpt2Files, _build_from_gpt2_files)
-
-
-def _check_explicit_n_vocab(
-    explicit_n_vocab: int, ranks: dict[bytes, int], specials: dict[str, int]
-) -> None:
-    n_given = len(ranks) + len(specials)
-    if n_given != explicit_n_vocab:
-        raise ValueError(
-            f"explicit_n_vocab={explicit_n_vocab} but the encoding has {n_given} tokens "
-            f"({len(ranks)} ordinary + {len(specials)} special)"
-        )
-    highest = max([*ranks.values(), *specials.values()], default=-1)
-    if highest != explicit_n_vocab - 1:
-        raise ValueError(
-            f"explicit_n_vocab={explicit_n_vocab} but the highest id is {highest}: "
-            f"ids must run from 0 to {explicit_n_vocab - 1}"
-        )
-
-
-def _texts(text: Sequence[str]) -> list[str]:
-    """The texts of a batch call; one str is a TypeError, not a batch of its characters.
-
-    The items are not checked here: the core reports an item that is no str or holds a lone
-    surrogate, and the caller then retries with :func:`_repaired`. (Checking first would mean a
-    UTF-8 copy of every text in Python, a large share of a threaded batch's time.)
-    """
-    if isinstance(text, str | bytes):
-        raise TypeError(
-            f"expected a list of str, got {type(text).__name__}; "
-            "for one text use encode(), encode_ordinary() or count()"
-        )
-    return list(text)
-
-
-def _repaired(texts: list[str]) -> list[str]:
-    """``texts`` with lone surrogates replaced as tiktoken does; TypeError for an item that is
-    no str."""
-    return [_utf8_safe(t) for t in texts]
-
-
-# More threads than this is a mistake (each is an OS thread), not a speed-up.
-_MAX_THREADS = 256
-
-
-def _threads(num_threads: int, n_items: int) -> int:
-    """``num_threads`` checked, and never more than there are items."""
-    if not isinstance(num_threads, int) or isinstance(num_threads, bool):
-        raise TypeError(f"num_threads must be an int, got {type(num_threads).__name__}")
-    if not 1 <= num_threads <= _MAX_THREADS:
-        raise ValueError(f"num_threads must be between 1 and {_MAX_THREADS}, got {num_threads}")
-    return max(1, min(num_threads, n_items))
-
-
-def _unknown_id(tokens: Iterable[object]) -> KeyError:
-    """The error for ids too large for the core to read (it reads 64-bit ids)."""
-    for token in tokens:
-        if isinstance(token, int) and not -(2**63) <= token < 2**63:
-            return KeyError(f"token id {token} is not in the vocabulary")
-    return KeyError("a token id is not in the vocabulary")
-
-
-def _utf8_safe(text: str) -> str:
-    if not isinstance(text, str):
-        raise TypeError(f"expected a str, got {type(text).__name__}")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _repair_surrogates(text)
-    return text
-
-
-class StreamDecoder:
-    """Turns ids into text incrementally, never splitting a UTF-8 character.
-
-    Bytes of a character cut across tokens are held back until the character is complete;
-    :meth:`flush` returns what remains (decoded with ``errors``) and :attr:`pending` shows it.
-    """
-
-    def __init__(self, encoding: Encoding, errors: str = "replace") -> None:
-        self._encoding = encoding
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors=errors)
-
-    def feed(self, token: int) -> str:
-        """Add one id; return the text completed by it (possibly empty)."""
-        return self._decoder.decode(self._encoding.decode_single_token_bytes(token))
-
-    def feed_many(self, tokens: Iterable[int]) -> str:
-        """Add several ids; return the text they complete."""
-        return self._decoder.decode(self._encoding.decode_bytes(list(tokens)))
-
-    @property
-    def pending(self) -> bytes:
-        """The bytes held back because they do not yet form a whole character."""
-        return self._decoder.getstate()[0]
-
-    def flush(self) -> str:
-        """Return the held-back bytes as text (decoded with ``errors``) and reset."""
-        text = self._decoder.decode(b"", final=True)
-        self._decoder.reset()
-        return text

@@ -11,19 +11,12 @@ from __future__ import annotations
 
 import copy
 import warnings
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from bytepair import _core, patterns
-from bytepair.encoding import (
-    _ALLOWED_DEFAULT,
-    _DEFAULT_THREADS,
-    _DISALLOWED_DEFAULT,
-    Encoding,
-    _CoreCall,
-    _texts,
-    _threads,
-)
+from bytepair._arguments import DEFAULT_THREADS, batch_texts, checked_threads
+from bytepair.encoding import Encoding, _CoreCall
 from bytepair.formats.builders import register_builder
 from bytepair.formats.hf_json import parse_tokenizer_json, tokenizer_json
 from bytepair.formats.hf_pipeline import (
@@ -36,6 +29,7 @@ from bytepair.formats.hf_pipeline import (
 )
 from bytepair.formats.values import HfComponents, PairVocabulary
 from bytepair.hf.pipeline import HfPipeline
+from bytepair.specials import ALLOWED_DEFAULT, DISALLOWED_DEFAULT
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -102,8 +96,8 @@ class HfEncoding(Encoding):
         self,
         text: str,
         *,
-        allowed_special: _Specials = _ALLOWED_DEFAULT,
-        disallowed_special: _Specials = _DISALLOWED_DEFAULT,
+        allowed_special: _Specials = ALLOWED_DEFAULT,
+        disallowed_special: _Specials = DISALLOWED_DEFAULT,
         add_special_tokens: bool = True,
     ) -> list[int]:
         call = self._call(add_special_tokens)
@@ -113,8 +107,8 @@ class HfEncoding(Encoding):
         self,
         text: str,
         *,
-        allowed_special: _Specials = _ALLOWED_DEFAULT,
-        disallowed_special: _Specials = _DISALLOWED_DEFAULT,
+        allowed_special: _Specials = ALLOWED_DEFAULT,
+        disallowed_special: _Specials = DISALLOWED_DEFAULT,
         add_special_tokens: bool = True,
     ) -> npt.NDArray[np.uint32]:
         import numpy as np
@@ -127,50 +121,52 @@ class HfEncoding(Encoding):
         self,
         text: str,
         *,
-        allowed_special: _Specials = _ALLOWED_DEFAULT,
-        disallowed_special: _Specials = _DISALLOWED_DEFAULT,
+        allowed_special: _Specials = ALLOWED_DEFAULT,
+        disallowed_special: _Specials = DISALLOWED_DEFAULT,
         add_special_tokens: bool = True,
     ) -> int:
         call = self._call(add_special_tokens)
         return len(self._run(call, text, allowed_special, disallowed_special))
 
     def encode_ordinary_batch(
-        self, text: Sequence[str], *, num_threads: int = _DEFAULT_THREADS
+        self, text: Sequence[str], *, num_threads: int = DEFAULT_THREADS
     ) -> list[list[int]]:
-        texts = _texts(text)
-        call = self._batch_call(_threads(num_threads, len(texts)), False)
+        texts = batch_texts(text)
+        call = self._batch_call(checked_threads(num_threads, len(texts)), False)
         return self._run_batch(call, texts, (), (), repair_first=True)
 
     def encode_batch(
         self,
         text: Sequence[str],
         *,
-        num_threads: int = _DEFAULT_THREADS,
-        allowed_special: _Specials = _ALLOWED_DEFAULT,
-        disallowed_special: _Specials = _DISALLOWED_DEFAULT,
+        num_threads: int = DEFAULT_THREADS,
+        allowed_special: _Specials = ALLOWED_DEFAULT,
+        disallowed_special: _Specials = DISALLOWED_DEFAULT,
         add_special_tokens: bool = True,
     ) -> list[list[int]]:
-        texts = _texts(text)
-        call = self._batch_call(_threads(num_threads, len(texts)), add_special_tokens)
+        texts = batch_texts(text)
+        call = self._batch_call(checked_threads(num_threads, len(texts)), add_special_tokens)
         return self._run_batch(call, texts, allowed_special, disallowed_special, repair_first=True)
 
     def count_batch(
         self,
         text: Sequence[str],
         *,
-        num_threads: int = _DEFAULT_THREADS,
-        allowed_special: _Specials = _ALLOWED_DEFAULT,
-        disallowed_special: _Specials = _DISALLOWED_DEFAULT,
+        num_threads: int = DEFAULT_THREADS,
+        allowed_special: _Specials = ALLOWED_DEFAULT,
+        disallowed_special: _Specials = DISALLOWED_DEFAULT,
         add_special_tokens: bool = True,
     ) -> list[int]:
-        texts = _texts(text)
-        call = self._batch_call(_threads(num_threads, len(texts)), add_special_tokens)
+        texts = batch_texts(text)
+        call = self._batch_call(checked_threads(num_threads, len(texts)), add_special_tokens)
         batch = self._run_batch(call, texts, allowed_special, disallowed_special, repair_first=True)
         return [len(ids) for ids in batch]
 
     # ---- what a copy made from ranks would lose --------------------------------------------
 
-    def with_special_tokens(self, special_tokens: Any, *, name: str | None = None) -> Encoding:
+    def with_special_tokens(
+        self, special_tokens: Mapping[str, int], *, name: str | None = None
+    ) -> Encoding:
         raise ValueError(
             f"{self.name!r} was read from Hugging Face files, whose merges and added tokens a "
             "copy made from ranks would lose: add the tokens to its tokenizer.json instead"
@@ -184,14 +180,14 @@ class HfEncoding(Encoding):
             )
         return super().to_tiktoken()
 
-    def vocabulary(self) -> PairVocabulary:  # type: ignore[override]
+    def vocabulary(self) -> PairVocabulary:
         core = self._core
         return PairVocabulary(
             name=self.name,
             components=self._pipeline.config,
             vocab=lambda: core.pair_vocab() or [],
             merges=lambda: core.pair_merges() or [],
-            as_ranks=super().vocabulary(),
+            as_ranks=self._rank_vocabulary(),
             rank_problem=self._rank_problem,
         )
 
