@@ -19,7 +19,15 @@ __all__ = ["sha256_hex", "write_all_or_nothing", "write_atomic"]
 
 
 def _read_umask() -> int:
-    # The only portable way to read the umask is to set it; done once, at import.
+    # Linux shows the umask; elsewhere the only way to read it is to set it (and put it back),
+    # done once, at import.
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     mask = os.umask(0o022)
     os.umask(mask)
     return mask

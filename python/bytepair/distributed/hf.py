@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from bytepair.distributed.tokenizing import check_positive, resolve_eot
 from bytepair.encoding import Encoding
 
 
@@ -57,8 +58,6 @@ class DatasetEncoder:
         append_eot: bool | str = True,
         num_threads: int = 1,
     ) -> None:
-        from bytepair.distributed.tokenizing import check_positive, resolve_eot
-
         if not isinstance(encoding, Encoding):
             raise TypeError(f"encoding must be a bytepair.Encoding, got {type(encoding).__name__}")
         self.encoding = encoding
