@@ -11,11 +11,11 @@
 //! An added token arrives as `(content, pattern, id, special, single_word, lstrip, rstrip,
 //! normalized)`.
 
-use bytepair_core::added::{AddedToken, AddedVocabulary};
 use bytepair_core::encoder::AddedEntry;
 use bytepair_core::formats::hf::{self, MergeList};
-use bytepair_core::pair_merge::MissingByte;
+use bytepair_core::merge::pair::MissingByte;
 use bytepair_core::pretokenize::pipeline::{Behavior, Matcher, Pipeline, Stage};
+use bytepair_core::vocab::added::{AddedToken, AddedVocabulary};
 use bytepair_core::{CoreEncoder, Error, Pretokenizer, Rank};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, TryLockError};
 
-use bytepair_core::added::AddedVocabulary;
 use bytepair_core::encoder::SpecialMatcher;
+use bytepair_core::vocab::added::AddedVocabulary;
 use bytepair_core::{CoreEncoder, Error, Pretokenizer, Rank};
 use numpy::PyArray1;
 use pyo3::PyTraverseError;
@@ -869,7 +869,7 @@ impl CoreEncoding {
         allowed: Option<PyRef<'_, SpecialSet>>,
         disallowed: Option<PyRef<'_, SpecialSet>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        use bytepair_core::added::Segment;
+        use bytepair_core::vocab::added::Segment;
         let allowed = self.own(allowed.as_deref())?;
         refuse(text, self.own(disallowed.as_deref())?)?;
         let list = PyList::empty(py);
@@ -1204,7 +1204,7 @@ fn parse_tiktoken<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyDi
 /// The GPT-2 byte map as rebuilt by the Rust core: the character of each byte 0..=255.
 #[pyfunction]
 fn byte_map_table() -> Vec<String> {
-    bytepair_core::byte_map::bytes_to_unicode()
+    bytepair_core::bytes::byte_map::bytes_to_unicode()
         .iter()
         .map(|c| c.to_string())
         .collect()

@@ -19,20 +19,17 @@
 //! does it, tested for every value being dropped once).
 #![deny(unsafe_code)]
 
-pub mod added;
-pub mod byte_map;
+pub mod bytes;
 pub mod encoder;
 pub mod error;
 pub mod formats;
-pub mod huge_pages;
+pub mod mem;
 pub mod merge;
-mod packed;
-pub mod pair_merge;
-mod piece_cache;
 pub mod pretokenize;
 #[cfg(test)]
 mod test_data;
 pub mod train;
+pub mod vocab;
 
 pub use encoder::CoreEncoder;
 pub use error::Error;

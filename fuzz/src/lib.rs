@@ -1,6 +1,6 @@
 //! Helpers shared by the fuzz targets: turning fuzz bytes into tricky text, and the oracles.
 
-use bytepair_core::merge::RankMap;
+use bytepair_core::vocab::RankMap;
 use bytepair_core::{CoreEncoder, Rank};
 
 /// Strings where the pre-tokenizer patterns' classes and alternatives meet (each whitespace kind,

@@ -1,4 +1,4 @@
-//! Pair-merge mode of [`CoreEncoder`]: the Hugging Face rule ([`crate::pair_merge`]) with a
+//! Pair-merge mode of [`CoreEncoder`]: the Hugging Face rule ([`crate::merge::pair`]) with a
 //! pre-tokenizer pipeline and added tokens that may share ids with model tokens.
 //!
 //! Kept apart from `encoder.rs` so that the tiktoken path there stays as it was: an encoder in
@@ -7,10 +7,10 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{CoreEncoder, MAX_ID, check_id_space};
-use crate::merge::RankMap;
-use crate::pair_merge::{MissingByte, NONE, PairModel};
+use crate::merge::pair::{MissingByte, NONE, PairModel};
 use crate::pretokenize::Scanner;
 use crate::pretokenize::pipeline::Pipeline;
+use crate::vocab::RankMap;
 use crate::{Error, Pretokenizer, Rank};
 
 /// What pair mode adds to an encoder.
@@ -59,7 +59,7 @@ fn slot(
 }
 
 impl CoreEncoder {
-    /// Build a pair-merge encoder (Hugging Face semantics, see [`crate::pair_merge`]).
+    /// Build a pair-merge encoder (Hugging Face semantics, see [`crate::merge::pair`]).
     ///
     /// `added` are the added tokens; unlike tiktoken specials they may share an id with a model
     /// token (NeoX's `<|endoftext|>` is both), and the id then decodes as the added token, as in
@@ -183,8 +183,8 @@ impl CoreEncoder {
             None => Pretokenizer::with_regex(r"(?s).+")?,
         };
         Ok(Self {
-            table: crate::merge::TokenTable::new(&model_map, &byte_ranks),
-            owner: crate::piece_cache::new_owner(),
+            table: crate::merge::MergeTable::new(&model_map, &byte_ranks),
+            owner: crate::merge::cache::new_owner(),
             ranks: model_map,
             byte_ranks,
             offsets,

@@ -10,10 +10,10 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::byte_map::bytes_to_unicode;
+use crate::bytes::byte_map::bytes_to_unicode;
 use crate::encoder::PairVocabulary;
-use crate::merge::RankMap;
-use crate::pair_merge::{MissingByte, NONE};
+use crate::merge::pair::{MissingByte, NONE};
+use crate::vocab::RankMap;
 use crate::{CoreEncoder, Error, Rank};
 
 /// Ordinary tokens with their ranks.
@@ -237,7 +237,7 @@ pub fn gpt2_ranks(
             id_of.get(part).copied().ok_or_else(|| {
                 Error::InvalidVocabulary(format!(
                     "{at}: merge {left:?} {right:?} needs token {:?}, which is not in the vocabulary",
-                    crate::byte_map::encode_bytes(part)
+                    crate::bytes::byte_map::encode_bytes(part)
                 ))
             })
         };
@@ -423,7 +423,7 @@ pub fn rank_equivalence(encoder: &CoreEncoder) -> Result<(), String> {
 #[allow(clippy::panic)]
 mod tests {
     use super::*;
-    use crate::byte_map::encode_bytes;
+    use crate::bytes::byte_map::encode_bytes;
 
     #[test]
     fn merges_file_lines() {

@@ -28,9 +28,10 @@
 
 use std::ops::Range;
 
-use super::{FLAT_MERGE_MAX_LEN, INLINE_MAX, Lookup, TokenTable, flat_merge, heap_merge};
+use super::{FLAT_MERGE_MAX_LEN, Lookup, MergeTable, flat_merge, heap_merge};
 use crate::Rank;
-use crate::packed::pack16;
+use crate::bytes::packed::pack16;
+use crate::vocab::table::INLINE_MAX;
 
 /// No token (in `split` and the trie), or no limit (in `compatible`).
 const NONE: Rank = Rank::MAX;
@@ -100,7 +101,7 @@ impl TokenFilter {
 fn last_joins(
     bytes: &[u8],
     spans: &[(Range<usize>, Rank)],
-    table: &TokenTable,
+    table: &MergeTable,
 ) -> Vec<Option<[Rank; 2]>> {
     let of_span = |(span, _): &(Range<usize>, Rank)| last_join(&bytes[span.clone()], table);
     let sequential = |share: &[(Range<usize>, Rank)]| share.iter().map(of_span).collect();
@@ -132,7 +133,7 @@ fn last_joins(
 
 /// The two ranks the last merge of `token`'s bytes, merged alone, joins (`[NONE, NONE]` for a
 /// single byte), or `None` if they do not merge into one token.
-fn last_join(token: &[u8], table: &TokenTable) -> Option<[Rank; 2]> {
+fn last_join(token: &[u8], table: &MergeTable) -> Option<[Rank; 2]> {
     if token.len() < 2 {
         return Some([NONE; 2]);
     }
@@ -146,14 +147,14 @@ fn last_join(token: &[u8], table: &TokenTable) -> Option<[Rank; 2]> {
 /// token) take the heap so that nothing here is quadratic.
 fn merge_alone(
     bytes: &[u8],
-    table: &TokenTable,
+    table: &MergeTable,
     on_join: impl FnMut(Rank, Rank),
     emit: impl FnMut(Rank),
 ) {
     if bytes.len() <= FLAT_MERGE_MAX_LEN {
-        flat_merge(bytes, table, &table.byte, on_join, emit);
+        flat_merge(bytes, table, table.tokens().byte_ranks(), on_join, emit);
     } else {
-        heap_merge(bytes, table, &table.byte, on_join, emit);
+        heap_merge(bytes, table, table.tokens().byte_ranks(), on_join, emit);
     }
 }
 
@@ -161,7 +162,7 @@ fn merge_alone(
 /// whose every adjacent pair passes `compatible(at, left, right)` (`left` ends at byte `at`) to
 /// `out` and return true, or return false with `out` unchanged if there is none. `trie` holds
 /// the tokens that merge back to themselves. Shared by the rank rule and the pair rule
-/// ([`crate::pair_merge`]), which differ only in `compatible`.
+/// ([`crate::merge::pair`]), which differ only in `compatible`.
 pub(crate) fn search(
     piece: &[u8],
     trie: &PrefixTrie,
@@ -332,8 +333,8 @@ impl PrefixTrie {
 impl Backtracker {
     /// Index the tokens of `table` (`None` only for tokens over 64 KiB, which no real
     /// vocabulary has; callers then keep the heap merge).
-    pub(crate) fn new(table: &TokenTable) -> Option<Self> {
-        let (bytes, mut spans) = table.tokens();
+    pub(crate) fn new(table: &MergeTable) -> Option<Self> {
+        let (bytes, mut spans) = table.tokens().tokens();
         spans.sort_unstable_by(|a, b| bytes[a.0.clone()].cmp(&bytes[b.0.clone()]));
         let bound = spans.iter().map(|t| t.1 as usize + 1).max()?;
         let mut split = vec![[NONE; 2]; bound];
@@ -367,7 +368,7 @@ impl Backtracker {
 
     /// The rank of `bytes` if it is a token that some text can merge into.
     #[inline]
-    fn reachable_rank(&self, bytes: &[u8], table: &TokenTable) -> Option<Rank> {
+    fn reachable_rank(&self, bytes: &[u8], table: &MergeTable) -> Option<Rank> {
         if (3..=INLINE_MAX).contains(&bytes.len()) && !self.maybe_token.may_contain(bytes) {
             return None;
         }
@@ -376,7 +377,7 @@ impl Backtracker {
 
     /// Append the ids of `piece` to `out` and return true; false (with `out` unchanged) if no
     /// segmentation is found, which the checks in [`Backtracker::new`] rule out.
-    pub(crate) fn merge(&self, piece: &[u8], table: &TokenTable, out: &mut Vec<Rank>) -> bool {
+    pub(crate) fn merge(&self, piece: &[u8], table: &MergeTable, out: &mut Vec<Rank>) -> bool {
         search(piece, &self.trie, out, |at, left, right| {
             self.compatible(piece, at, left, right, table)
         })
@@ -391,7 +392,7 @@ impl Backtracker {
         at: usize,
         mut left: Rank,
         mut right: Rank,
-        table: &TokenTable,
+        table: &MergeTable,
     ) -> bool {
         let left_len = usize::from(self.len[left as usize]);
         let right_len = usize::from(self.len[right as usize]);
@@ -492,7 +493,7 @@ mod tests {
         for (alphabet, merges) in [(&b"ab"[..], 40), (b"abc", 80), (b"ab c", 120), (b"a", 12)] {
             let sample = random_text(&mut seed, 3000, alphabet);
             let (ranks, byte_ranks) = trained(&sample, merges);
-            let table = TokenTable::new(&ranks, &byte_ranks);
+            let table = MergeTable::new(&ranks, &byte_ranks);
             let backtracker = Backtracker::new(&table).expect("a trained vocabulary qualifies");
             for len in [1, 2, 3, 5, 17, 64, 65, 300, 2000] {
                 for _ in 0..20 {
@@ -525,7 +526,7 @@ mod tests {
         ranks.insert(b"ba".to_vec(), 4);
         ranks.insert(b"abab".to_vec(), 2);
         ranks.insert(b"aba".to_vec(), 300);
-        let table = TokenTable::new(&ranks, &byte_ranks);
+        let table = MergeTable::new(&ranks, &byte_ranks);
         let backtracker = Backtracker::new(&table).expect("every vocabulary qualifies");
         assert!(!backtracker.monotone);
         let mut seed = 3;
@@ -546,7 +547,7 @@ mod tests {
         // No two-byte token joins "x", "y", "z", so "xyz" can never form.
         ranks.insert(b"xyz".to_vec(), 256);
         ranks.insert(b"zx".to_vec(), 257);
-        let table = TokenTable::new(&ranks, &byte_ranks);
+        let table = MergeTable::new(&ranks, &byte_ranks);
         let backtracker =
             Backtracker::new(&table).expect("qualifies without the unreachable token");
         for piece in [&b"xyzxyzxyz"[..], b"xxyyzz", b"zyxyzyxxyz"] {
@@ -564,14 +565,14 @@ mod tests {
         let byte_ranks: [Rank; 256] = std::array::from_fn(|b| b as Rank);
         // Unreachable (nothing merges "aa"), and too long for the flat merge's quadratic time.
         ranks.insert(vec![b'a'; 60_000], 256);
-        let table = TokenTable::new(&ranks, &byte_ranks);
+        let table = MergeTable::new(&ranks, &byte_ranks);
         let backtracker = Backtracker::new(&table).expect("tokens under 64 KiB qualify");
         let mut got = Vec::new();
         assert!(backtracker.merge(&[b'a'; 1000], &table, &mut got));
         assert_eq!(got, vec![Rank::from(b'a'); 1000]);
         // Past 64 KiB the linear path steps aside and the heap merge takes the piece.
         ranks.insert(vec![b'b'; 70_000], 257);
-        let table = TokenTable::new(&ranks, &byte_ranks);
+        let table = MergeTable::new(&ranks, &byte_ranks);
         assert!(Backtracker::new(&table).is_none());
         let mut out = Vec::new();
         super::super::merge_piece(&[b'b'; 100], &table, &byte_ranks, &mut out);
@@ -627,14 +628,14 @@ mod real_vocabularies {
     ];
 
     /// The token table of a vocabulary file of `../shared/vocab`, with its single bytes' ranks.
-    fn load(shared: &std::path::Path, vocab: &str) -> (TokenTable, [Rank; 256]) {
+    fn load(shared: &std::path::Path, vocab: &str) -> (MergeTable, [Rank; 256]) {
         let data = std::fs::read(shared.join("vocab").join(vocab)).unwrap();
         let ranks: RankMap = crate::formats::tiktoken::parse(&data)
             .unwrap()
             .into_iter()
             .collect();
         let byte_ranks: [Rank; 256] = std::array::from_fn(|b| ranks[&vec![b as u8]]);
-        (TokenTable::new(&ranks, &byte_ranks), byte_ranks)
+        (MergeTable::new(&ranks, &byte_ranks), byte_ranks)
     }
 
     /// The tokens shared out between threads come back in order: the same last joins as
@@ -643,7 +644,7 @@ mod real_vocabularies {
     fn last_joins_on_threads_equal_one_thread() {
         let Some(shared) = shared() else { return };
         let (table, _) = load(&shared, VOCABS[3]);
-        let (bytes, spans) = table.tokens();
+        let (bytes, spans) = table.tokens().tokens();
         let got = last_joins(&bytes, &spans, &table);
         let one_thread: Vec<Option<[Rank; 2]>> = spans
             .iter()

@@ -24,7 +24,8 @@
 use std::borrow::Cow;
 
 use super::Pretokenizer;
-use crate::{Error, byte_map};
+use crate::Error;
+use crate::bytes::byte_map;
 
 /// What becomes of the matches of a stage (`tokenizers`' `SplitDelimiterBehavior`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

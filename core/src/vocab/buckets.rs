@@ -37,7 +37,7 @@
 use std::hash::{BuildHasher, RandomState};
 
 use crate::Rank;
-use crate::huge_pages::{HugePageArray, usable_len};
+use crate::mem::huge_pages::{HugePageArray, usable_len};
 
 /// A packed token key (see [`crate::packed`]): never zero, because the length is in the top
 /// byte, so zero marks an empty slot.
@@ -266,7 +266,7 @@ impl<K: Key, const W: usize> BucketTable<K, W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packed::{pack8, pack16};
+    use crate::bytes::packed::{pack8, pack16};
 
     #[test]
     fn keys_outside_their_home_bucket_rank_below_its_keys() {

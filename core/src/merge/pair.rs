@@ -22,8 +22,8 @@ use std::collections::BinaryHeap;
 use std::sync::OnceLock;
 
 use crate::Rank;
-use crate::merge::RankMap;
 use crate::merge::backtrack::{PrefixTrie, search};
+use crate::vocab::RankMap;
 
 /// `(left id, right id)` packed into one `u64` -> `(priority, id of the result)`.
 pub type PairMap = FxHashMap<u64, (u32, Rank)>;

@@ -7,8 +7,9 @@ use std::collections::hash_map::Entry;
 use aho_corasick::{AhoCorasick, MatchKind};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::merge::{RankMap, TokenTable};
-use crate::piece_cache::{self, encode_cached};
+use crate::merge::MergeTable;
+use crate::merge::cache::{self as piece_cache, encode_cached};
+use crate::vocab::RankMap;
 use crate::{Error, Pretokenizer, Rank};
 
 mod pairs;
@@ -48,7 +49,7 @@ pub fn check_id_space(n_tokens: usize, id_bound: usize) -> Result<(), Error> {
 pub struct CoreEncoder {
     ranks: RankMap,
     /// The same tokens laid out for fast lookups on the encode path.
-    table: TokenTable,
+    table: MergeTable,
     /// Names this encoder in the per-thread piece cache.
     owner: u32,
     byte_ranks: [Rank; 256],
@@ -231,7 +232,7 @@ impl CoreEncoder {
         drop(by_id);
         let special_map = specials.into_iter().collect();
         Ok(Self {
-            table: TokenTable::new(&map, &byte_ranks),
+            table: MergeTable::new(&map, &byte_ranks),
             owner: piece_cache::new_owner(),
             ranks: map,
             byte_ranks,

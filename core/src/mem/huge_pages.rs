@@ -73,7 +73,7 @@ fn huge_layout<T>(len: usize) -> Option<Layout> {
 /// itself if it gets none).
 ///
 /// ```
-/// use bytepair_core::huge_pages::usable_len;
+/// use bytepair_core::mem::huge_pages::usable_len;
 /// assert_eq!(usable_len::<u64>(1000), 1000);
 /// let big = usable_len::<u64>(200_000); // 1.6 MB: one 2 MiB page on Linux
 /// assert!(big == 200_000 || big == (2 << 20) / 8);
@@ -90,7 +90,7 @@ impl<T> HugePageArray<T> {
     /// values made before it and the memory, nothing worse).
     ///
     /// ```
-    /// use bytepair_core::huge_pages::HugePageArray;
+    /// use bytepair_core::mem::huge_pages::HugePageArray;
     /// let squares = HugePageArray::from_fn(5, |i| i * i);
     /// assert_eq!(&squares[..], &[0, 1, 4, 9, 16]);
     /// ```
@@ -144,7 +144,7 @@ impl<T: Clone> HugePageArray<T> {
     /// An array of `len` copies of `value`.
     ///
     /// ```
-    /// use bytepair_core::huge_pages::HugePageArray;
+    /// use bytepair_core::mem::huge_pages::HugePageArray;
     /// assert_eq!(&HugePageArray::filled(3, 7u8)[..], &[7, 7, 7]);
     /// ```
     pub fn filled(len: usize, value: T) -> Self {
