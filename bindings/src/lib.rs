@@ -8,8 +8,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, TryLockError};
 
 use bytepair_core::encoder::SpecialMatcher;
-use bytepair_core::vocab::added::AddedVocabulary;
-use bytepair_core::{CoreEncoder, Error, Pretokenizer, Rank};
+use bytepair_core::{AnyEncoder as CoreEncoder, Encoder, Error, Pretokenizer, Rank};
 use numpy::PyArray1;
 use pyo3::PyTraverseError;
 use pyo3::create_exception;
@@ -388,8 +387,6 @@ struct CoreEncoding {
     all_specials: Arc<SpecialMatcher>,
     /// Matchers for other sets of special tokens, built on first use.
     matchers: Mutex<HashMap<Vec<String>, Arc<SpecialMatcher>>>,
-    /// Hugging Face added tokens (encoders built from `tokenizer.json` and the like).
-    added: Option<AddedVocabulary>,
     /// `enabled` with no special token allowed: only the non-special added tokens.
     ordinary_added: Vec<bool>,
     /// The process's shared ints for this vocabulary's ids (`ints`), once a list needed them.
@@ -406,7 +403,6 @@ impl CoreEncoding {
             id: NEXT_ENCODER.fetch_add(1, Ordering::Relaxed),
             all_specials: Arc::new(all),
             matchers: Mutex::new(HashMap::new()),
-            added: None,
             ordinary_added: Vec::new(),
             ints: std::sync::OnceLock::new(),
         })
@@ -591,7 +587,7 @@ impl CoreEncoding {
     /// Which added tokens count: all non-special ones, and the special ones in `allowed`
     /// (`None`: all of them).
     fn enabled(&self, allowed: Option<&[String]>) -> Vec<bool> {
-        let Some(added) = &self.added else {
+        let Some(added) = self.core.added() else {
             return Vec::new();
         };
         match allowed {
@@ -673,10 +669,8 @@ impl CoreEncoding {
         first_pass: bool,
         out: &mut Vec<Rank>,
     ) -> Result<(), Error> {
-        match &self.added {
-            Some(added) => added.encode_into(&self.core, text, enabled, first_pass, out),
-            None => self.core.encode_ordinary_into(text, out),
-        }
+        self.core
+            .encode_with_added_into(text, enabled, first_pass, out)
     }
 
     fn matcher(&self, mut names: Vec<String>) -> PyResult<Arc<SpecialMatcher>> {
@@ -758,17 +752,16 @@ impl CoreEncoding {
         unknown: Option<(Rank, bool)>,
     ) -> PyResult<Self> {
         let pipeline = formats::pipeline(stages)?;
-        let (added, entries) = formats::added(added)?;
+        let added = formats::added(added);
         let core = py
             .detach(|| {
                 let merges = formats::merge_list(merges, merges_data)?;
                 let vocab: Vec<(String, Rank)> = vocab.into_iter().collect();
-                formats::pair_encoder(vocab, merges, ignore_merges, unknown, entries, pipeline)
+                formats::pair_encoder(vocab, merges, ignore_merges, unknown, added, pipeline)
             })
             .map_err(to_py_err)?;
         let mut this = Self::from_core(core)?;
-        this.ordinary_added = added.enabled(|_| false);
-        this.added = (!added.tokens().is_empty()).then_some(added);
+        this.ordinary_added = this.enabled(Some(&[]));
         Ok(this)
     }
 
@@ -873,7 +866,7 @@ impl CoreEncoding {
         let allowed = self.own(allowed.as_deref())?;
         refuse(text, self.own(disallowed.as_deref())?)?;
         let list = PyList::empty(py);
-        let Some(added) = &self.added else {
+        let Some(added) = self.core.added() else {
             if !text.is_empty() {
                 list.append(text)?;
             }
@@ -901,7 +894,9 @@ impl CoreEncoding {
     fn to_tiktoken<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let data = py
             .detach(|| {
-                bytepair_core::formats::hf::rank_equivalence(&self.core)?;
+                self.core
+                    .as_pair()
+                    .map_or(Ok(()), bytepair_core::build::rank_equivalence)?;
                 let ranks: Vec<(Vec<u8>, Rank)> = self
                     .core
                     .ranks()
@@ -918,13 +913,17 @@ impl CoreEncoding {
 
     /// Why tiktoken's rank rule (ids as ranks) would give different ids, or None if it would not.
     fn rank_equivalence(&self, py: Python<'_>) -> Option<String> {
-        py.detach(|| bytepair_core::formats::hf::rank_equivalence(&self.core).err())
+        py.detach(|| {
+            self.core
+                .as_pair()
+                .and_then(|p| bytepair_core::build::rank_equivalence(p).err())
+        })
     }
 
     /// For each ordinary token of two bytes or more, in id order: the merge that makes it under
     /// tiktoken's rule, or None.
     fn derive_merges<'py>(&self, py: Python<'py>) -> Vec<formats::DerivedMerge<'py>> {
-        let derived = py.detach(|| bytepair_core::formats::hf::derive_merges(self.core.ranks()));
+        let derived = py.detach(|| bytepair_core::build::derive_merges(self.core.ranks()));
         derived
             .into_iter()
             .map(|(id, split)| {

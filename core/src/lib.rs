@@ -19,6 +19,7 @@
 //! does it, tested for every value being dropped once).
 #![deny(unsafe_code)]
 
+pub mod build;
 pub mod bytes;
 pub mod encoder;
 pub mod error;
@@ -31,7 +32,7 @@ mod test_data;
 pub mod train;
 pub mod vocab;
 
-pub use encoder::CoreEncoder;
+pub use encoder::{AnyEncoder, Encoder, PairEncoder, RankEncoder};
 pub use error::Error;
 pub use pretokenize::Pretokenizer;
 

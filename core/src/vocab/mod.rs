@@ -7,6 +7,8 @@ use crate::Rank;
 
 pub mod added;
 mod buckets;
+pub mod by_id;
+pub mod pair_vocab;
 pub mod table;
 
 pub use table::TokenTable;
