@@ -19,6 +19,7 @@
 //! does it, tested for every value being dropped once).
 #![deny(unsafe_code)]
 
+pub mod batch;
 pub mod build;
 pub mod bytes;
 pub mod encoder;
