@@ -64,8 +64,8 @@ impl RankEncoder {
                     "rank {rank} has an empty token"
                 )));
             }
-            // The token moves into the map (a vocabulary is 200k small allocations; a copy of
-            // each was a fifth of the construction time).
+            // The token moves into the map: a vocabulary is many small allocations, and copying
+            // each would be a visible part of the construction time.
             match map.entry(token) {
                 Entry::Occupied(taken) => {
                     return Err(Error::InvalidVocabulary(format!(

@@ -22,8 +22,8 @@ impl SpecialMatcher {
         let automaton = self.automaton.as_ref()?;
         let rest = text.as_bytes().get(from..)?;
         // No token can start before the first of its first bytes. Checked on every encode with
-        // the default arguments, once per call: starting the automaton cost more than this
-        // scan of a paragraph.
+        // the default arguments, once per call: a `memchr` over a paragraph is cheaper than
+        // starting the automaton.
         let skip = match self.first_bytes[..] {
             [a] => memchr::memchr(a, rest)?,
             [a, b] => memchr::memchr2(a, b, rest)?,

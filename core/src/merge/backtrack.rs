@@ -1,7 +1,7 @@
 //! Merging long pieces in linear time, by checking token boundaries instead of replaying merges.
 //!
-//! The heap merge costs `O(n log n)` with a large constant: a megabyte of random letters was 20x
-//! slower per byte than prose. This module finds the same ids another way, resting on two facts
+//! The heap merge costs `O(n log n)` with a large constant, many times prose's cost per byte on
+//! a long run of letters. This module finds the same ids another way, resting on two facts
 //! about rank-greedy BPE (proved below; the second is checked for the vocabulary before this path
 //! is used). Tokens that their own bytes do not merge into (a few in Llama 3) never form in any
 //! text, so they are left out.
@@ -94,8 +94,8 @@ impl TokenFilter {
 /// [`last_join`] of every token (`bytes[span]`), in order.
 ///
 /// Merging every token's bytes is most of the time it takes to build a [`Backtracker`], which
-/// happens on the first long piece an encoder meets (0.14 s for o200k on one thread), so the
-/// tokens are shared out between threads, when the machine has more than one core. Scoped
+/// happens in the middle of an encode (see `BUILD_BACKTRACKER_AFTER`), so the tokens are shared
+/// out between threads, when the machine has more than one core. Scoped
 /// threads: all have finished when this returns. If a thread cannot be started (or fails),
 /// its share is merged on this one.
 fn last_joins(

@@ -8,11 +8,8 @@ use crate::Rank;
 
 /// Pieces up to this many bytes use the flat-array merge; longer ones the heap, then, once they
 /// add up to [`BUILD_BACKTRACKER_AFTER`] bytes, the linear-time backtracker. The flat merge is
-/// quadratic, but in vector steps of eight keys: up to here it beat the backtracker on the
-/// pieces it takes over, the space-less sentences of Chinese and Japanese text (multilingual
-/// text took 11% less time with o200k, 9% with cl100k, than with a limit of 64, measured in one
-/// process on the same text; Thai, whose pieces are mostly 128-256 bytes, alone was 6-10%
-/// slower).
+/// quadratic, but in vector steps of eight keys: up to here it beats the backtracker on the
+/// pieces it takes over, the space-less sentences of Chinese and Japanese text.
 pub(crate) const FLAT_MERGE_MAX_LEN: usize = 512;
 /// Pieces up to this many bytes (nearly all) merge in arrays of this size: clearing arrays
 /// for 512 bytes would cost a short piece more than its merge.
@@ -163,11 +160,8 @@ fn flat_merge_in<L: Lookup, const SIZE: usize>(
     }
     // A merge's lookups form a chain (each pair to look up depends on the merges before it),
     // and on fresh text each link waits for memory. The first merges look up runs of three
-    // and four parts: start loading all of those now. Only for pieces of up to 16 bytes: with
-    // every piece, cl100k's multilingual text took 8% more time (long pieces of many short
-    // parts, whose tables are small enough to stay in cache); with short ones only, English
-    // took 2-7% less (o200k and cl100k), o200k's multilingual 1-4% (both builds in one
-    // process, medians of per-slice ratios).
+    // and four parts: start loading all of those now. Only for pieces of up to 16 bytes: long
+    // pieces of many short parts find their tables in cache, and the loads only cost them.
     if SIZE == FLAT_MERGE_SHORT_LEN && n <= 16 {
         let mut first = 0;
         while first < n {

@@ -81,14 +81,10 @@ pub struct MergeTable {
 }
 
 /// Long pieces merge with the heap (`O(n log n)`) until they add up to this many bytes, then
-/// with the backtracker, which is about twenty times faster on long runs (o200k: 5-8 ns/byte
-/// against 110-130 on the edge corpus's runs of one letter, spaces or tabs) but costs a tenth of
-/// a second to build. Built on the first long piece, as it was, that tenth of a second went to
-/// the one piece over 512 bytes in the whole multilingual corpus (547 bytes of Thai, which the
-/// heap merges in 0.3 ms): the benchmark's repetition holding it ran at a fifth of its speed.
-/// Now the heap merges made before the build cost at most about a third of the build (a quarter
-/// of a megabyte at 110-130 ns/byte is about 30 ms), and text that never has that much in long
-/// pieces never pays for it.
+/// with the backtracker, which is much faster on long runs but costly to build. Built on the
+/// first long piece, the build would go to text with a single long piece; this way the heap
+/// merges made before the build cost a fraction of it, and text that never has that much in
+/// long pieces never pays for it.
 const BUILD_BACKTRACKER_AFTER: usize = 256 << 10;
 
 /// A byte count shared by the threads that use one table.

@@ -10,9 +10,7 @@ use crate::vocab::table::two;
 /// Byte pairs that a merge can join before it starts, because they would be joined before any
 /// other merge touches either byte. This is most of the letters of alphabets written with two
 /// bytes per letter (Cyrillic, Greek, Hebrew, Arabic: their letter is a two-byte token), which
-/// otherwise cost a merge step each; a piece of such a word then starts from letters. With
-/// o200k, 82% of the two-byte letters of the multilingual corpus qualify, and merging that text
-/// takes 28% less time.
+/// otherwise cost a merge step each; a piece of such a word then starts from letters.
 ///
 /// The rule: bytes `a b` at positions `i, i + 1` form a token of rank `r`, and
 /// 1. no token that ends with the byte before them and `a` (`x a`, at any length from two), and
@@ -39,10 +37,8 @@ use crate::vocab::table::two;
 ///    and the neighbour's first byte (`c y` or `b c y`), ranks above `r`.
 ///
 /// With o200k this joins most three-byte letters of the multilingual corpus before the merge
-/// starts. Measured with and without this round in one process on the same text, Chinese and
-/// Japanese text encodes in 56-60% of the time, Thai in 70-74%, Korean and Hindi in 76-93%, and
-/// the multilingual corpus as a whole took 11-14% less time (10-12% with cl100k). English and
-/// code, which have no such letters, are unchanged: the round starts only at a lead byte.
+/// starts. English and code, which have no such letters, pay nothing: the round starts only at
+/// a lead byte. The figures for both rounds are in `docs/performance.md`.
 #[derive(Debug, Clone)]
 pub struct PreMerge {
     /// For each two bytes: the rank of their token if it meets (2), else `Rank::MAX`.

@@ -100,16 +100,14 @@ impl TokenTable {
     }
 
     /// The rank of `piece`, a subslice of `text`, if it is one token: the encoder's first
-    /// lookup for every piece (nine in ten pieces of English are one token).
+    /// lookup for every piece (most pieces of prose are one token).
     ///
-    /// This is [`Lookup::rank`] inlined into the encoder's loop, so that its branches
+    /// This is the merge's rank lookup inlined into the encoder's loop, so that its branches
     /// (on the piece's length, on finding it) are predicted from their own history rather than
-    /// sharing it with the merge's lookups, which mostly miss. A piece of 3 to 7 bytes (two
-    /// thirds of English pieces) is read with one 8-byte load from `text`, masked to its length,
-    /// instead of the two length-dependent loads of `pack8`. Both together: `encode_ordinary`
-    /// 3-5% less time on English and code, o200k and cl100k (both builds in one process).
-    /// Such a piece also skips the Bloom filter, which would nearly always answer "maybe"
-    /// (another 1-3%, and a tenth fewer L1 misses in cachegrind).
+    /// sharing it with the merge's lookups, which mostly miss. A piece of 3 to 7 bytes (most
+    /// pieces) is read with one 8-byte load from `text`, masked to its length, instead of the
+    /// two length-dependent loads of `pack8`, and skips the Bloom filter, which for whole
+    /// pieces would nearly always answer "maybe".
     #[inline(always)]
     pub fn piece_rank_in(&self, text: &[u8], piece: &[u8]) -> Option<Rank> {
         let n = piece.len();
