@@ -4,12 +4,15 @@
 #![deny(unsafe_code)]
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, TryLockError};
 
-use bytepair_core::added::AddedVocabulary;
+use bytepair_core::batch::{
+    ChunkClaims, FirstError, Unblock, batch_chunks, first_error, on_threads, pool, wait_for_texts,
+    with_id_buffer, with_scratch,
+};
 use bytepair_core::encoder::SpecialMatcher;
-use bytepair_core::{CoreEncoder, Error, Pretokenizer, Rank};
+use bytepair_core::{AnyEncoder as CoreEncoder, Encoder, Error, Pretokenizer, Rank};
 use numpy::PyArray1;
 use pyo3::PyTraverseError;
 use pyo3::create_exception;
@@ -50,147 +53,6 @@ fn ids_from_py(ids: Vec<i64>) -> PyResult<Vec<Rank>> {
                 .map_err(|_| PyKeyError::new_err(format!("token id {id} is not in the vocabulary")))
         })
         .collect()
-}
-
-/// Thread pools by size, kept so that batch calls reuse warm threads (and their piece caches).
-/// Tagged with the process id: a forked child never uses its parent's (dead) threads.
-static POOLS: Mutex<Vec<(u32, usize, Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
-
-/// `f` on the kept pools, or None if another thread holds them. Never waits: a lock held by a
-/// thread of the parent when the process forks stays held for ever in the child.
-fn with_pools<T>(f: impl FnOnce(&mut Vec<(u32, usize, Arc<rayon::ThreadPool>)>) -> T) -> Option<T> {
-    match POOLS.try_lock() {
-        Ok(mut pools) => Some(f(&mut pools)),
-        Err(TryLockError::Poisoned(p)) => Some(f(&mut p.into_inner())),
-        Err(TryLockError::WouldBlock) => None,
-    }
-}
-
-fn pool(num_threads: usize) -> PyResult<Arc<rayon::ThreadPool>> {
-    let n = num_threads.clamp(1, 1024);
-    let pid = std::process::id();
-    let kept = with_pools(|pools| {
-        // A parent's pools are leaked, not dropped: dropping one wakes its threads through
-        // locks that one of them may have held at the fork.
-        let (mine, parents): (Vec<_>, Vec<_>) = std::mem::take(pools)
-            .into_iter()
-            .partition(|(owner, _, _)| *owner == pid);
-        *pools = mine;
-        parents.into_iter().for_each(std::mem::forget);
-        pools
-            .iter()
-            .find(|(_, size, _)| *size == n)
-            .map(|(_, _, p)| Arc::clone(p))
-    });
-    if let Some(p) = kept.flatten() {
-        return Ok(p);
-    }
-    let p = rayon::ThreadPoolBuilder::new()
-        .num_threads(n)
-        .build()
-        .map_err(|e| PyValueError::new_err(format!("cannot start {n} threads: {e}")))?;
-    let p = Arc::new(p);
-    with_pools(|pools| {
-        if pools.len() < 8 && !pools.iter().any(|(_, size, _)| *size == n) {
-            pools.push((pid, n, Arc::clone(&p)));
-        }
-    });
-    Ok(p)
-}
-
-/// `work` on every run of `chunks` on `num_threads` threads, the results in the order of the
-/// runs. The calling thread is one of the threads: it and `num_threads - 1` pool workers claim
-/// runs in order from one counter, as [`CoreEncoding::encode_texts`] does. (A pool of
-/// `num_threads` that the calling thread waited on took an extra wake-up per call: with it, two
-/// threads counted 1.2-1.6 times as fast as one, in rounds where encoding, lists and all, got
-/// 1.5-1.8; with this, 1.6-1.9, and counting on two threads takes less time than encoding.)
-fn on_threads<T: Send>(
-    num_threads: usize,
-    chunks: &[std::ops::Range<usize>],
-    work: impl Fn(std::ops::Range<usize>) -> T + Sync,
-) -> PyResult<Vec<T>> {
-    let next = AtomicUsize::new(0);
-    let done = Mutex::new(Vec::with_capacity(chunks.len()));
-    let run = || {
-        let mut mine = Vec::new();
-        loop {
-            let k = next.fetch_add(1, Ordering::Relaxed);
-            let Some(range) = chunks.get(k) else { break };
-            mine.push((k, work(range.clone())));
-        }
-        done.lock().unwrap_or_else(|p| p.into_inner()).extend(mine);
-    };
-    let workers = num_threads.max(1) - 1;
-    if workers == 0 || chunks.len() < 2 {
-        run();
-    } else {
-        // The pool of `encode_texts` (one per size): a pool per number of chunks would start
-        // threads for each new size.
-        pool(workers)?.in_place_scope(|scope| {
-            for _ in 0..workers.min(chunks.len() - 1) {
-                scope.spawn(|_| run());
-            }
-            run();
-        });
-    }
-    let mut done = done.into_inner().unwrap_or_else(|p| p.into_inner());
-    done.sort_unstable_by_key(|(k, _)| *k);
-    Ok(done.into_iter().map(|(_, result)| result).collect())
-}
-
-thread_local! {
-    static ID_BUFFER: std::cell::RefCell<Vec<Rank>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// A buffer kept by each thread between calls (see [`with_scratch`]).
-trait Scratch: Default {
-    fn clear(&mut self);
-    fn capacity(&self) -> usize;
-}
-
-impl Scratch for Vec<Rank> {
-    fn clear(&mut self) {
-        Vec::clear(self);
-    }
-    fn capacity(&self) -> usize {
-        Vec::capacity(self)
-    }
-}
-
-impl Scratch for String {
-    fn clear(&mut self) {
-        String::clear(self);
-    }
-    fn capacity(&self) -> usize {
-        String::capacity(self)
-    }
-}
-
-/// Run `f` with this thread's buffer `key`, emptied: allocating (then freeing) a fresh buffer
-/// per call, sized for the worst case, cost page faults on long texts. A buffer grown past 2^20
-/// items by a huge text is not kept.
-fn with_scratch<B: Scratch, R>(
-    key: &'static std::thread::LocalKey<std::cell::RefCell<B>>,
-    f: impl FnOnce(&mut B) -> R,
-) -> R {
-    key.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut buffer) => {
-            buffer.clear();
-            let result = f(&mut buffer);
-            if buffer.capacity() > 1 << 20 {
-                *buffer = B::default();
-            }
-            result
-        }
-        // In use further up this thread's stack (not possible today, but never a panic).
-        Err(_) => f(&mut B::default()),
-    })
-}
-
-/// Run `f` with this thread's buffer for ids: a call that returns a list of ids needs them only
-/// until the list is made.
-fn with_id_buffer<R>(f: impl FnOnce(&mut Vec<Rank>) -> R) -> R {
-    with_scratch(&ID_BUFFER, f)
 }
 
 /// How many ids ahead `id_list` asks for an id's int, the first ones before the list is
@@ -300,56 +162,6 @@ fn batch_texts<'a>(texts: &'a [Bound<'_, PyString>]) -> PyResult<Vec<BatchText<'
     texts.iter().map(BatchText::of).collect()
 }
 
-/// The runs of texts that the threads of a batch claim in turn, as ranges of the batch.
-///
-/// With several threads the runs shrink toward the end, each half of a thread's share of what
-/// is left (but never longer than a sixteenth of its share of the batch), so that the threads
-/// finish together. With runs of one size the worker waited at the end for this thread to
-/// make the lists of its last run, a median of about 70 microseconds of a 3 ms call (o200k,
-/// 400 KB of English paragraphs, two threads), 40 with shrinking runs.
-fn batch_chunks(texts: usize, threads: usize) -> Vec<std::ops::Range<usize>> {
-    let threads = threads.max(1);
-    let size = texts.div_ceil(threads * 16).clamp(1, 1024);
-    let mut chunks = Vec::new();
-    let mut start = 0;
-    while start < texts {
-        let left = texts - start;
-        let take = if threads > 1 {
-            (left / (threads * 2)).clamp(1, size)
-        } else {
-            size.min(left)
-        };
-        chunks.push(start..start + take);
-        start += take;
-    }
-    chunks
-}
-
-/// The texts of a batch, once the calling thread has read them. A worker polls first: the
-/// reading takes tens of microseconds, about as long as it takes to wake a sleeping thread. It
-/// yields between polls, so that workers beyond the number of cores do not keep the reading
-/// thread from its core.
-fn wait_for_texts<T>(texts: &std::sync::OnceLock<T>) -> &T {
-    let start = std::time::Instant::now();
-    while start.elapsed() < std::time::Duration::from_millis(1) {
-        if let Some(t) = texts.get() {
-            return t;
-        }
-        std::thread::yield_now();
-    }
-    texts.wait()
-}
-
-/// Publishes an empty batch when dropped, if nothing was published: the workers waiting in
-/// [`wait_for_texts`] then stop, even if the thread that reads the texts unwinds.
-struct Unblock<'a, T>(&'a std::sync::OnceLock<Vec<T>>);
-
-impl<T> Drop for Unblock<'_, T> {
-    fn drop(&mut self) {
-        let _ = self.0.set(Vec::new());
-    }
-}
-
 /// `Ok` once numpy imports. The `numpy` crate panics when it cannot (it looks numpy's C API up
 /// on first use), so every path that makes an array asks here first, and a missing numpy is
 /// the `ImportError` of importing it.
@@ -375,7 +187,8 @@ fn refuse_any(
         texts[range]
             .iter()
             .try_for_each(|t| t.with_utf8(|t| refuse(t, disallowed))?)
-    })?
+    })
+    .map_err(to_py_err)?
     .into_iter()
     .collect()
 }
@@ -388,8 +201,6 @@ struct CoreEncoding {
     all_specials: Arc<SpecialMatcher>,
     /// Matchers for other sets of special tokens, built on first use.
     matchers: Mutex<HashMap<Vec<String>, Arc<SpecialMatcher>>>,
-    /// Hugging Face added tokens (encoders built from `tokenizer.json` and the like).
-    added: Option<AddedVocabulary>,
     /// `enabled` with no special token allowed: only the non-special added tokens.
     ordinary_added: Vec<bool>,
     /// The process's shared ints for this vocabulary's ids (`ints`), once a list needed them.
@@ -406,7 +217,6 @@ impl CoreEncoding {
             id: NEXT_ENCODER.fetch_add(1, Ordering::Relaxed),
             all_specials: Arc::new(all),
             matchers: Mutex::new(HashMap::new()),
-            added: None,
             ordinary_added: Vec::new(),
             ints: std::sync::OnceLock::new(),
         })
@@ -487,26 +297,20 @@ impl CoreEncoding {
         // this thread encodes when no finished chunk is waiting for its lists, and waits only
         // when every chunk is claimed. (With one thread, chunk by chunk keeps the ids in cache
         // until their lists are made.)
-        let next = AtomicUsize::new(0);
-        let claim = || {
-            let k = next.fetch_add(1, Ordering::Relaxed);
-            chunks.get(k).map(|range| (k, range.clone()))
-        };
+        let claims = ChunkClaims::new(&chunks);
+        let claim = || claims.claim();
         let (sender, receiver) = std::sync::mpsc::channel::<Chunk>();
         // Only this thread receives; the lock is there because waiting happens detached.
         let receiver = Mutex::new(receiver);
         let mut lists: Vec<Option<Vec<Py<PyList>>>> = chunks.iter().map(|_| None).collect();
-        let mut first_error: Option<(usize, PyErr)> = None;
+        let mut failed = FirstError::<PyErr>::default();
         let mut keep = |k: usize, chunk: PyResult<EncodedChunk>| {
             let made = chunk
                 .and_then(|c| c.lists(self, py))
                 .map(|lists| lists.into_iter().map(Bound::unbind).collect::<Vec<_>>());
             match made {
                 Ok(made) => lists[k] = Some(made),
-                Err(e) if first_error.as_ref().is_none_or(|(j, _)| k < *j) => {
-                    first_error = Some((k, e));
-                }
-                Err(_) => {}
+                Err(e) => failed.keep(k, e),
             }
         };
         let mut drive = |texts: &[BatchText<'_>]| {
@@ -544,7 +348,7 @@ impl CoreEncoding {
             // two threads took 1.13-1.26 times the processor time of one for the same texts,
             // 1.02-1.09 with this pool in three runs of four; two threads over one went from
             // 1.47-1.62 to 1.62-1.75 in the runs where the machine was quiet enough to tell.
-            let unread = pool(workers)?.in_place_scope(|scope| {
+            let unread = pool(workers).map_err(to_py_err)?.in_place_scope(|scope| {
                 for _ in 0..workers.min(chunks.len() - 1) {
                     let sender = sender.clone();
                     let (claim, encode_chunk, texts) = (&claim, &encode_chunk, &texts);
@@ -582,16 +386,14 @@ impl CoreEncoding {
                 return Err(e);
             }
         }
-        if let Some((_, e)) = first_error {
-            return Err(e);
-        }
+        failed.into_result()?;
         PyList::new(py, lists.into_iter().flatten().flatten())
     }
 
     /// Which added tokens count: all non-special ones, and the special ones in `allowed`
     /// (`None`: all of them).
     fn enabled(&self, allowed: Option<&[String]>) -> Vec<bool> {
-        let Some(added) = &self.added else {
+        let Some(added) = self.core.added() else {
             return Vec::new();
         };
         match allowed {
@@ -673,10 +475,8 @@ impl CoreEncoding {
         first_pass: bool,
         out: &mut Vec<Rank>,
     ) -> Result<(), Error> {
-        match &self.added {
-            Some(added) => added.encode_into(&self.core, text, enabled, first_pass, out),
-            None => self.core.encode_ordinary_into(text, out),
-        }
+        self.core
+            .encode_with_added_into(text, enabled, first_pass, out)
     }
 
     fn matcher(&self, mut names: Vec<String>) -> PyResult<Arc<SpecialMatcher>> {
@@ -758,17 +558,16 @@ impl CoreEncoding {
         unknown: Option<(Rank, bool)>,
     ) -> PyResult<Self> {
         let pipeline = formats::pipeline(stages)?;
-        let (added, entries) = formats::added(added)?;
+        let added = formats::added(added);
         let core = py
             .detach(|| {
                 let merges = formats::merge_list(merges, merges_data)?;
                 let vocab: Vec<(String, Rank)> = vocab.into_iter().collect();
-                formats::pair_encoder(vocab, merges, ignore_merges, unknown, entries, pipeline)
+                formats::pair_encoder(vocab, merges, ignore_merges, unknown, added, pipeline)
             })
             .map_err(to_py_err)?;
         let mut this = Self::from_core(core)?;
-        this.ordinary_added = added.enabled(|_| false);
-        this.added = (!added.tokens().is_empty()).then_some(added);
+        this.ordinary_added = this.enabled(Some(&[]));
         Ok(this)
     }
 
@@ -869,11 +668,11 @@ impl CoreEncoding {
         allowed: Option<PyRef<'_, SpecialSet>>,
         disallowed: Option<PyRef<'_, SpecialSet>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        use bytepair_core::added::Segment;
+        use bytepair_core::vocab::added::Segment;
         let allowed = self.own(allowed.as_deref())?;
         refuse(text, self.own(disallowed.as_deref())?)?;
         let list = PyList::empty(py);
-        let Some(added) = &self.added else {
+        let Some(added) = self.core.added() else {
             if !text.is_empty() {
                 list.append(text)?;
             }
@@ -901,7 +700,9 @@ impl CoreEncoding {
     fn to_tiktoken<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let data = py
             .detach(|| {
-                bytepair_core::formats::hf::rank_equivalence(&self.core)?;
+                self.core
+                    .as_pair()
+                    .map_or(Ok(()), bytepair_core::build::rank_equivalence)?;
                 let ranks: Vec<(Vec<u8>, Rank)> = self
                     .core
                     .ranks()
@@ -918,13 +719,17 @@ impl CoreEncoding {
 
     /// Why tiktoken's rank rule (ids as ranks) would give different ids, or None if it would not.
     fn rank_equivalence(&self, py: Python<'_>) -> Option<String> {
-        py.detach(|| bytepair_core::formats::hf::rank_equivalence(&self.core).err())
+        py.detach(|| {
+            self.core
+                .as_pair()
+                .and_then(|p| bytepair_core::build::rank_equivalence(p).err())
+        })
     }
 
     /// For each ordinary token of two bytes or more, in id order: the merge that makes it under
     /// tiktoken's rule, or None.
     fn derive_merges<'py>(&self, py: Python<'py>) -> Vec<formats::DerivedMerge<'py>> {
-        let derived = py.detach(|| bytepair_core::formats::hf::derive_merges(self.core.ranks()));
+        let derived = py.detach(|| bytepair_core::build::derive_merges(self.core.ranks()));
         derived
             .into_iter()
             .map(|(id, split)| {
@@ -1100,19 +905,17 @@ impl CoreEncoding {
         let chunks = batch_chunks(texts.len(), num_threads);
         // Each text is checked, then counted; the error is that of the first text, in order,
         // that has one.
-        let counted = py.detach(|| {
-            on_threads(num_threads, &chunks, |range| {
-                texts[range]
-                    .iter()
-                    .map(|t| t.with_utf8(|t| self.count_one(t, allowed, disallowed))?)
-                    .collect::<PyResult<Vec<usize>>>()
+        let counted = py
+            .detach(|| {
+                on_threads(num_threads, &chunks, |range| {
+                    texts[range]
+                        .iter()
+                        .map(|t| t.with_utf8(|t| self.count_one(t, allowed, disallowed))?)
+                        .collect::<PyResult<Vec<usize>>>()
+                })
             })
-        })?;
-        let mut counts = Vec::with_capacity(texts.len());
-        for chunk in counted {
-            counts.extend(chunk?);
-        }
-        Ok(counts)
+            .map_err(to_py_err)?;
+        first_error(counted)
     }
 
     /// The first special token of `names` in `text`: (byte start, byte end, token) or None.
@@ -1204,7 +1007,7 @@ fn parse_tiktoken<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyDi
 /// The GPT-2 byte map as rebuilt by the Rust core: the character of each byte 0..=255.
 #[pyfunction]
 fn byte_map_table() -> Vec<String> {
-    bytepair_core::byte_map::bytes_to_unicode()
+    bytepair_core::bytes::byte_map::bytes_to_unicode()
         .iter()
         .map(|c| c.to_string())
         .collect()
