@@ -49,6 +49,10 @@ truncate_option = click.option(
 )
 
 
+def _tokens(n: int) -> str:
+    return f"{n:,} token" + ("" if n == 1 else "s")
+
+
 def _cut(
     encoding: Encoding,
     text: str,
@@ -69,7 +73,7 @@ def _cut(
         if cut.split_character:
             inside = " (the limit fell inside a character: cut before it)"
         note(
-            f"{source}: cut to {len(cut.ids):,} tokens, {cut.dropped_tokens:,} tokens "
+            f"{source}: cut to {_tokens(len(cut.ids))}, {_tokens(cut.dropped_tokens)} "
             f"({len(cut.dropped_text):,} characters) left out{inside}",
             quiet,
         )
