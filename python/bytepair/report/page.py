@@ -45,7 +45,7 @@ h1 { font-size: 1.3rem; } h2 { font-size: 1.1rem; margin-top: 1rem; }
 .mark { color: #777; }
 table { border-collapse: collapse; margin-top: 1rem; font-family: ui-monospace, monospace; }
 td, th { border-bottom: 1px solid #eee; padding: 2px 10px; text-align: left; }
-td.num { text-align: right; }
+td.num, .tokens td:nth-child(-n+2) { text-align: right; }
 table.overview { font-family: system-ui, sans-serif; margin-bottom: 1rem; }
 table.overview th { background: #f4f4f4; }
 """
@@ -76,13 +76,12 @@ def _column(encoding: Encoding, text: str, pieces: Sequence[TokenPiece]) -> list
         f'<p class="summary">{len(pieces):,} tokens, {len(text):,} characters, '
         f"{n_bytes:,} bytes</p>",
         _spans(pieces),
-        "<table><thead><tr><th>#</th><th>id</th><th>token</th><th>bytes</th></tr>",
+        '<table class="tokens"><thead><tr><th>#</th><th>id</th><th>token</th><th>bytes</th></tr>',
         "</thead><tbody>",
     ]
     for p in pieces:
         out.append(
-            f'<tr><td class="num">{p.index}</td><td class="num">{p.id}</td>'
-            f"<td>{html.escape(quoted(p))}</td>"
+            f"<tr><td>{p.index}</td><td>{p.id}</td><td>{html.escape(quoted(p))}</td>"
             f"<td>{'' if p.text is not None else p.hex}</td></tr>"
         )
     out.append("</tbody></table></section>")
