@@ -159,14 +159,75 @@ PY
 echo "bytepair imports from $site"
 export BYTEPAIR_SHARED="$shared" BYTEPAIR_TEST_INSTALLED="$site"
 if [[ "$tests" == all ]]; then
-    selection=(tests)
+    # (The sdist test builds from a source tree, which this copy is not.)
+    selection=(tests --deselect tests/test_packaging.py::test_sdist_has_what_the_build_needs_and_no_test_data)
 else
-    # The CI subset: every test file (so every module of the package and the extension's
-    # whole surface), without the corpus-wide differential runs and the Ray cluster, which
-    # the editable run in .ci/run already covers.
-    selection=(tests -m "not slow" --deselect tests/test_distributed.py::test_tokenize_ray_matches_one_process)
+    # The CI subset: every test file, so every module and the extension's whole surface, with
+    # one or a few members of each corpus-wide parametrization instead of all of them, no
+    # `slow` tests and no Ray cluster. The editable run of .ci/run runs them all.
+    heavy=(
+        "test_formats_hf_json.py::test_corpus_ids_and_text[olmo1]"
+        "test_formats_hf_json.py::test_corpus_ids_and_text[olmo2-dolma2]"
+        "test_formats_hf_json.py::test_corpus_ids_and_text[smollm]"
+        "test_formats_hf_json.py::test_corpus_ids_and_text[roberta-base]"
+        "test_formats_hf_json.py::test_corpus_ids_and_text[phi-2]"
+        "test_formats_hf_json.py::test_corpus_ids_and_text[gpt2-hf]"
+        "test_formats_hf_json.py::test_corpus_ids_and_text[gpt-neox-20b]"
+        "test_formats_hf_json.py::test_corpus_ids_and_text[falcon]"
+        "test_formats_hf_files.py::test_corpus_ids_and_text[qwen2]"
+        "test_formats_hf_files.py::test_corpus_ids_and_text[smollm]"
+        "test_formats_roundtrip.py::test_tiktoken_to_tokenizer_json[o200k_base]"
+        "test_formats_roundtrip.py::test_tiktoken_to_tokenizer_json[cl100k_base]"
+        "test_formats_roundtrip.py::test_tiktoken_to_tokenizer_json[llama3]"
+        "test_formats_roundtrip.py::test_tiktoken_to_tokenizer_json[p50k_base]"
+        "test_formats_roundtrip.py::test_tiktoken_and_gpt2_formats_round_trip[o200k_base]"
+        "test_formats_roundtrip.py::test_tiktoken_and_gpt2_formats_round_trip[cl100k_base]"
+        "test_formats_roundtrip.py::test_tiktoken_and_gpt2_formats_round_trip[llama3]"
+        "test_formats_roundtrip.py::test_tokenizer_json_round_trip[olmo1]"
+        "test_formats_roundtrip.py::test_tokenizer_json_round_trip[olmo2-dolma2]"
+        "test_formats_roundtrip.py::test_tokenizer_json_round_trip[claude-legacy]"
+        "test_formats_roundtrip.py::test_tokenizer_json_round_trip[falcon]"
+        "test_formats_roundtrip.py::test_tokenizer_json_round_trip[phi-2]"
+        "test_formats_roundtrip.py::test_tokenizer_json_round_trip[roberta-base]"
+        "test_formats_roundtrip.py::test_tokenizer_json_round_trip[smollm]"
+        "test_formats_roundtrip.py::test_hf_files_to_tokenizer_json[qwen2-options0]"
+        "test_formats_roundtrip.py::test_hf_files_to_tokenizer_json[smollm-options1]"
+        "test_reference_conformance.py::test_ids_equal_tiktoken_on_corpus[o200k_base]"
+        "test_reference_conformance.py::test_ids_equal_tiktoken_on_corpus[cl100k_base]"
+        "test_reference_load.py::test_qwen2_crlf_merges_and_hash_lines"
+        "test_distributed.py::test_tokenize_ray_matches_one_process"
+        "test_distributed.py::test_ray_worker_killed_mid_job_is_retried"
+        "test_distributed.py::test_train_ray_matches_bytepair_train"
+        "test_packaging.py::test_sdist_has_what_the_build_needs_and_no_test_data"
+    )
+    selection=(tests -m "not slow")
+    for test in "${heavy[@]}"; do selection+=(--deselect "tests/$test"); done
+fi
+pytest=(python -m pytest)
+if [[ "${BYTEPAIR_WHEEL_COVERAGE:-0}" != 0 ]]; then
+    # Proof that the selection reaches every module: coverage, then no module left at zero.
+    python -m pip install --quiet --only-binary=:all: coverage
+    pytest=(python -m coverage run --source=bytepair -m pytest)
 fi
 # shellcheck disable=SC2086 # BYTEPAIR_PYTEST_ARGS is a list of words (e.g. "-x --durations=20")
-python -m pytest -q -p no:cacheprovider -c pyproject.toml --rootdir . "${selection[@]}" "$site" \
+"${pytest[@]}" -q -p no:cacheprovider -c pyproject.toml --rootdir . "${selection[@]}" "$site" \
     ${BYTEPAIR_PYTEST_ARGS:-}
+if [[ "${BYTEPAIR_WHEEL_COVERAGE:-0}" != 0 ]]; then
+    python -m coverage json --quiet -o "$work/coverage.json"
+    python - "$(native_path "$work/coverage.json")" "$site" <<'PY'
+import json
+import sys
+from pathlib import Path
+
+report, package = json.loads(Path(sys.argv[1]).read_text()), Path(sys.argv[2])
+measured = {Path(name).resolve(): data for name, data in report["files"].items()}
+modules = sorted(p.resolve() for p in package.rglob("*.py"))
+untouched = [str(p.relative_to(package)) for p in modules if not measured.get(p, {}).get("executed_lines")]
+for p in modules:
+    summary = measured.get(p, {}).get("summary", {})
+    print(f"{summary.get('percent_covered', 0):5.1f}%  {p.relative_to(package)}")
+if untouched:
+    sys.exit(f"check-wheel: the tests never ran these modules: {untouched}")
+PY
+fi
 step "done"

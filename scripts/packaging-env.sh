@@ -41,7 +41,10 @@ packaging_tools() {
     local bin
     bin="$(venv_bin "$PACKAGING_VENV")"
     if [[ ! -f "$PACKAGING_VENV/.installed" ]]; then
-        "$(find_python "${BYTEPAIR_TOOLS_PYTHON:-python3}")" -m venv "$PACKAGING_VENV"
+        local python
+        # `python3` is not always there on Windows; `python` is.
+        python="$(find_python "${BYTEPAIR_TOOLS_PYTHON:-python3}" 2>/dev/null || find_python python)"
+        "$python" -m venv "$PACKAGING_VENV"
         bin="$(venv_bin "$PACKAGING_VENV")"
         "$bin/python" -m pip install --quiet --disable-pip-version-check "${PACKAGING_TOOLS[@]}"
         touch "$PACKAGING_VENV/.installed"
