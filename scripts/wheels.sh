@@ -24,7 +24,7 @@ for arg in "$@"; do
     case "$arg" in
         --portable) portable=1 ;;
         --sdist) sdist=1 ;;
-        -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,12p' "$0"; exit 0 ;;
         -*) echo "wheels.sh: unknown option $arg" >&2; exit 2 ;;
         *) pythons+=("$arg") ;;
     esac
