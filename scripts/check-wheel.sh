@@ -206,13 +206,17 @@ fi
 pytest=(python -m pytest)
 if [[ "${BYTEPAIR_WHEEL_COVERAGE:-0}" != 0 ]]; then
     # Proof that the selection reaches every module: coverage, then no module left at zero.
-    python -m pip install --quiet --only-binary=:all: coverage
-    pytest=(python -m coverage run --source=bytepair -m pytest)
+    # Subprocesses are measured too: `python -m bytepair` runs only in one.
+    python -m pip install --quiet --only-binary=:all: "coverage>=7.10"
+    printf '[run]\nsource = bytepair\nparallel = true\npatch = subprocess\n' >"$work/coveragerc"
+    export COVERAGE_RCFILE="$(native_path "$work/coveragerc")" COVERAGE_FILE="$(native_path "$work/.coverage")"
+    pytest=(python -m coverage run -m pytest)
 fi
 # shellcheck disable=SC2086 # BYTEPAIR_PYTEST_ARGS is a list of words (e.g. "-x --durations=20")
 "${pytest[@]}" -q -p no:cacheprovider -c pyproject.toml --rootdir . "${selection[@]}" "$site" \
     ${BYTEPAIR_PYTEST_ARGS:-}
 if [[ "${BYTEPAIR_WHEEL_COVERAGE:-0}" != 0 ]]; then
+    python -m coverage combine --quiet
     python -m coverage json --quiet -o "$work/coverage.json"
     python - "$(native_path "$work/coverage.json")" "$site" <<'PY'
 import json
