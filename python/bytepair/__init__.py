@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import importlib.metadata as _metadata
+
 # Importing the tokenizer models registers the file values each builds (bytepair.formats.builders):
 # _rank for tiktoken and GPT-2 files, hf for Hugging Face files.
 from bytepair import _rank as _rank
@@ -31,4 +33,7 @@ __all__ = [
     "list_encoding_names",
     "train",
 ]
-__version__ = "0.1.0"
+try:
+    __version__ = _metadata.version("bytepair")
+except _metadata.PackageNotFoundError:  # a source tree on sys.path that was never installed
+    __version__ = "0+unknown"
