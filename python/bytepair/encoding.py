@@ -31,6 +31,7 @@ from bytepair._arguments import (
     utf8_safe,
 )
 from bytepair._optional import require
+from bytepair._tiktoken_api import TiktokenApi
 from bytepair.chat import ChatTemplate, SpecialMatch
 from bytepair.decoding import Decoding
 from bytepair.decoding import StreamDecoder as StreamDecoder  # re-exported: its old home
@@ -55,7 +56,7 @@ _R = TypeVar("_R")
 _CoreCall = Callable[[_T, _core.SpecialSet | None, _core.SpecialSet | None], _R]
 
 
-class Encoding(Decoding):
+class Encoding(Decoding, TiktokenApi):
     """A byte-level BPE encoding with tiktoken's interface and ids.
 
     >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256, b"abc": 257}
