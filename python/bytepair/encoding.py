@@ -79,6 +79,7 @@ class Encoding(Decoding, TiktokenApi):
         special_tokens: Mapping[str, int],
         explicit_n_vocab: int | None = None,
     ) -> None:
+        pat_str = resolve_pattern(pat_str)  # a name, or a regex (a name-like typo raises)
         ranks = dict(mergeable_ranks)
         specials = dict(special_tokens)
         if explicit_n_vocab is not None:
