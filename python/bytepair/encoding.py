@@ -241,9 +241,9 @@ class Encoding(Decoding, TiktokenApi):
     ) -> Encoding:
         """Read Hugging Face ``vocab.json`` + ``merges.txt`` as ``tokenizers`` does (pair merges).
 
-        The pre-tokenizer is ``ByteLevel`` (GPT-2's) unless ``pat_str`` (a pattern name or regex)
-        or ``pre_tokenizer=`` (a ``tokenizer.json`` object) says otherwise; ``normalizer=`` takes a
-        name such as ``"NFC"`` or an object. See :func:`bytepair.formats.hf_files.load_hf_files`.
+        The files hold no pre-tokenizer: give ``pat_str`` (a pattern name or regex) or
+        ``pre_tokenizer=`` (a ``tokenizer.json`` object) unless the vocabulary is known by hash;
+        ``normalizer=`` takes a name or an object. See :mod:`bytepair.formats.hf_files`.
 
         >>> import json, tempfile, pathlib
         >>> from bytepair.bytes_unicode import encode_bytes
@@ -251,7 +251,8 @@ class Encoding(Decoding, TiktokenApi):
         >>> vocab = {encode_bytes(bytes([b])): b for b in range(256)} | {"ab": 256, "<e>": 257}
         >>> _ = (folder / "vocab.json").write_text(json.dumps(vocab))
         >>> _ = (folder / "merges.txt").write_text("#version: 0.2\\na b\\n")
-        >>> enc = Encoding.from_hf_files(folder / "vocab.json", folder / "merges.txt")
+        >>> vocab_json, merges_txt = folder / "vocab.json", folder / "merges.txt"
+        >>> enc = Encoding.from_hf_files(vocab_json, merges_txt, pat_str="gpt2")
         >>> enc.encode("abab<e>", allowed_special="all")  # <e> is no merge's result: special
         [256, 256, 257]
         """
