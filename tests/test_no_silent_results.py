@@ -4,10 +4,14 @@ paths that mean folders, outputs that cannot be written, file modes."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+import tokenizers
 from click.testing import CliRunner, Result
+from tokenizers import models, normalizers
+from tokenizers import pre_tokenizers as pt
 
 import bytepair
 from bytepair.cli import cli
@@ -67,3 +71,176 @@ def test_cli_show_and_train_refuse_an_unknown_pattern_name(tmp_path: Path) -> No
     result = run("train", str(corpus), "--vocab-size", "300", "--pattern", "nope", "-o", str(out))
     assert "unknown pattern name 'nope'" in one_line_error(result)
     assert not out.exists()
+
+
+# ---- 7. vocab.json + merges.txt do not carry their pre-tokenizer -------------------------
+
+
+def qwen2_tokenizer() -> tokenizers.Tokenizer:
+    folder = shared_path("vocab", "qwen2")
+    tk = tokenizers.Tokenizer(
+        models.BPE.from_file(str(folder / "vocab.json"), str(folder / "merges.txt"))
+    )
+    tk.normalizer = normalizers.NFC()
+    tk.pre_tokenizer = pt.Sequence(
+        [
+            pt.Split(tokenizers.Regex(bytepair.patterns.QWEN2), "isolated"),
+            pt.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    return tk
+
+
+def test_a_known_vocabulary_brings_its_pre_tokenizer() -> None:
+    # Qwen2's files with GPT-2's ByteLevel gave other ids (lapi.h: 7,109 tokens, not 5,706).
+    text = shared_path("corpus", "code", "c_lua_5.4.4_src.c").read_text("utf-8")[:20000]
+    text += " 12345 naïve café"
+    enc = bytepair.Encoding.from_file(shared_path("vocab", "qwen2"))
+    assert enc.encode_ordinary(text) == qwen2_tokenizer().encode(text).ids
+
+
+def test_an_unknown_pair_needs_its_pattern(tmp_path: Path) -> None:
+    folder = tmp_path / "mymodel"
+    folder.mkdir()
+    vocab = json.loads(shared_path("vocab", "qwen2", "vocab.json").read_text("utf-8"))
+    (folder / "vocab.json").write_text(json.dumps(vocab, indent=1), "utf-8")  # another hash
+    (folder / "merges.txt").write_bytes(shared_path("vocab", "qwen2", "merges.txt").read_bytes())
+    for load in (
+        lambda: bytepair.Encoding.from_file(folder, normalizer="NFC"),
+        lambda: bytepair.Encoding.from_hf_files(folder / "vocab.json", folder / "merges.txt"),
+    ):
+        with pytest.raises(ValueError, match="do not say how text is pre-tokenized") as err:
+            load()
+        assert "pat_str=" in str(err.value) and str(folder) in str(err.value)
+    enc = bytepair.Encoding.from_file(folder, pat_str="qwen2", normalizer="NFC")
+    text = "hello world 12345 naïve"
+    assert enc.encode_ordinary(text) == qwen2_tokenizer().encode(text).ids
+
+
+# ---- 9. a trailing separator or an existing folder means a folder -------------------------
+
+
+def byte_encoding(name: str = "bytes") -> bytepair.Encoding:
+    return bytepair.Encoding(name, pat_str="gpt2", mergeable_ranks=BYTES, special_tokens={})
+
+
+@pytest.mark.parametrize(
+    ("fmt", "file"), [("tiktoken", "bytes.tiktoken"), ("hf", "tokenizer.json")]
+)
+def test_save_to_a_path_ending_in_a_separator_writes_into_that_folder(
+    fmt: str, file: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    written = byte_encoding().save(f"{out}/", format=fmt)  # type: ignore[arg-type]
+    assert written == [out / file] and out.is_dir()
+    options = {"pat_str": "gpt2"} if fmt == "tiktoken" else {}
+    assert bytepair.Encoding.from_file(written[0], **options).encode("hi") == [104, 105]
+    # An existing folder, without the separator, is a folder too.
+    assert byte_encoding().save(out, format=fmt) == [out / file]  # type: ignore[arg-type]
+
+
+def test_train_into_a_new_folder(tmp_path: Path) -> None:
+    corpus = tmp_path / "emma.txt"
+    corpus.write_text("the cat sat on the mat\n" * 50)
+    out = tmp_path / "newdir"
+    result = run(*result_args(corpus, f"{out}/"))
+    assert result.exit_code == 0, result.output
+    assert (out / "newdir.tiktoken").is_file()
+
+
+def result_args(corpus: Path, output: str) -> list[str]:
+    return ["train", str(corpus), "--vocab-size", "260", "-q", "--format", "tiktoken", "-o", output]
+
+
+def test_a_failed_convert_leaves_nothing_behind(tmp_path: Path) -> None:
+    # SmolLM merges by pair priority: it cannot be written as GPT-2 ranks.
+    source = str(shared_path("vocab", "smollm", "tokenizer.json"))
+    out = tmp_path / "a" / "b"
+    result = run("convert", source, str(out), "--to", "gpt2")
+    assert result.exit_code != 0
+    assert list(tmp_path.iterdir()) == []
+
+
+# ---- 11. an output that cannot be written fails before the work --------------------------
+
+
+def test_train_into_an_unwritable_place_fails_first_naming_the_target(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = tmp_path / "emma.txt"
+    corpus.write_text("the cat sat on the mat\n" * 50)
+    blocker = tmp_path / "ro"
+    blocker.write_text("a file where a folder should be")
+    target = blocker / "x.tiktoken"
+
+    def no_training(*args: object, **kwargs: object) -> None:
+        raise AssertionError("trained although the output cannot be written")
+
+    monkeypatch.setattr("bytepair.cli.vocab.train_encoding", no_training)
+    line = one_line_error(run(*result_args(corpus, str(target))))
+    assert str(target) in line and ".tmp" not in line
+
+
+def test_check_writable_names_the_target_of_a_read_only_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bytepair.formats import targets
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    # Root may write anywhere; the refusal a read-only folder gives is simulated.
+    monkeypatch.setattr(targets.tempfile, "mkstemp", refuse)
+    target = tmp_path / "ro" / "x.tiktoken"
+    with pytest.raises(PermissionError) as err:
+        targets.check_writable([target])
+    assert err.value.filename == str(target) and "Permission denied" in str(err.value)
+
+
+def test_report_plot_into_an_unwritable_place_fails_before_printing(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    prompt = tmp_path / "p.txt"
+    prompt.write_text("hello world")
+    blocker = tmp_path / "f"
+    blocker.write_text("")
+    vocab = str(shared_path("vocab"))
+    result = run(
+        "report",
+        "--vocab-dir",
+        vocab,
+        "-e",
+        "cl100k_base",
+        str(prompt),
+        "--plot",
+        str(blocker / "x.png"),
+    )
+    assert result.stdout == ""
+    assert str(blocker / "x.png") in one_line_error(result)
+
+
+# ---- 10. saves respect the umask ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600)])
+def test_saves_respect_the_umask(umask: int, mode: int, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import os, sys, bytepair\n"
+        "enc = bytepair.Encoding('b', pat_str='gpt2',"
+        " mergeable_ranks={bytes([b]): b for b in range(256)}, special_tokens={})\n"
+        "for fmt in ('tiktoken', 'hf', 'gpt2'):\n"
+        "    for p in enc.save(sys.argv[1] + '/' + fmt + '/', format=fmt):\n"
+        "        print(oct(os.stat(p).st_mode & 0o777))\n"
+    )
+    # The umask of the process, as a shell sets it before the program starts.
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        preexec_fn=lambda: os.umask(umask),
+    )
+    assert out.stdout.split() == [oct(mode)] * 4

@@ -42,6 +42,8 @@ so that text that looks like a control token never becomes one unless the caller
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -52,6 +54,7 @@ from bytepair.formats.detect import Detected, detect
 from bytepair.formats.gpt2 import load_gpt2_files, write_gpt2_files
 from bytepair.formats.hf_files import load_hf_files
 from bytepair.formats.hf_json import load_tokenizer_json, write_tokenizer_json
+from bytepair.formats.targets import missing_folders, save_targets
 from bytepair.formats.tiktoken_file import load_tiktoken, tiktoken_bytes
 from bytepair.formats.values import HasVocabulary
 
@@ -120,17 +123,14 @@ def save(enc: HasVocabulary, path: StrPath, *, format: SaveFormat) -> list[Path]
     >>> [p.name for p in save(enc, folder, format="gpt2") + save(enc, folder, format="tiktoken")]
     ['encoder.json', 'vocab.bpe', 'b.tiktoken']
     """
+    # A trailing separator or an existing folder means a folder (formats.targets).
+    targets = save_targets(enc.name, path, format)
     if format == "hf":
-        return write_tokenizer_json(enc, path)
+        return write_tokenizer_json(enc, targets[0])
     if format == "gpt2":
-        return write_gpt2_files(enc, path)
-    if format == "tiktoken":
-        target = Path(path)
-        if target.is_dir():
-            target = target / f"{enc.name}.tiktoken"
-        write_atomic(target, tiktoken_bytes(enc))
-        return [target]
-    raise ValueError(f"unknown format {format!r}; expected 'tiktoken', 'hf' or 'gpt2'")
+        return write_gpt2_files(enc, targets[0])  # encoder.json's path; vocab.bpe goes beside
+    write_atomic(targets[0], tiktoken_bytes(enc))
+    return targets
 
 
 def convert(
@@ -148,7 +148,14 @@ def convert(
     pass ``pat_str`` for a tiktoken file that is not one of the known encodings.
     """
     enc = load(in_path, pat_str=pat_str, special_tokens=special_tokens, **options)
-    out = Path(out_path)
-    if to in ("hf", "gpt2") and not out.suffix:
-        out.mkdir(parents=True, exist_ok=True)
-    return save(enc, out, format=to)
+    out = os.fspath(out_path)
+    if to in ("hf", "gpt2") and not Path(out).suffix:
+        out = os.path.join(out, "")  # a name without a suffix is the folder to write into
+    created = missing_folders(save_targets(enc.name, out, to))
+    try:
+        return save(enc, out, format=to)
+    except BaseException:
+        for folder in created:  # a failed conversion leaves nothing behind
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
