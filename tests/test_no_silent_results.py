@@ -153,8 +153,8 @@ def result_args(corpus: Path, output: str) -> list[str]:
 
 
 def test_a_failed_convert_leaves_nothing_behind(tmp_path: Path) -> None:
-    # SmolLM merges by pair priority: it cannot be written as GPT-2 ranks.
-    source = str(shared_path("vocab", "smollm", "tokenizer.json"))
+    # Falcon merges by pair priority: it cannot be written as GPT-2 ranks.
+    source = str(shared_path("vocab", "falcon", "tokenizer.json"))
     out = tmp_path / "a" / "b"
     result = run("convert", source, str(out), "--to", "gpt2")
     assert result.exit_code != 0
@@ -244,3 +244,34 @@ def test_saves_respect_the_umask(umask: int, mode: int, tmp_path: Path) -> None:
         preexec_fn=lambda: os.umask(umask),
     )
     assert out.stdout.split() == [oct(mode)] * 4
+
+
+# ---- 8. tokenizer.json settings that change ids -----------------------------------------
+
+
+def test_padding_and_truncation_are_never_dropped_silently(tmp_path: Path) -> None:
+    path = shared_path("vocab", "smollm", "tokenizer.json")
+    with pytest.raises(ValueError, match=r"padding: .*ignore_settings=\('padding',\)") as err:
+        bytepair.Encoding.from_file(path)
+    assert str(path) in str(err.value) and "192" in str(err.value)
+    with pytest.raises(ValueError, match=r"truncation: .*max_length"):
+        bytepair.Encoding.from_file(path, ignore_settings=("padding",))
+    with pytest.raises(ValueError, match="ignore_settings: unknown"):
+        bytepair.Encoding.from_file(path, ignore_settings=("paddin",))
+    # The folder finds the same tokenizer.json.
+    with pytest.raises(ValueError, match="padding"):
+        bytepair.Encoding.from_file(path.parent)
+    # Dropped on request: the ids of tokenizers without them.
+    enc = bytepair.Encoding.from_file(path, ignore_settings=("padding", "truncation"))
+    tk = tokenizers.Tokenizer.from_file(str(path))
+    text = "word 123 " * 150
+    assert len(tk.encode(text).ids) == 192 != len(enc.encode(text))
+    tk.no_padding()
+    tk.no_truncation()
+    assert enc.encode(text) == tk.encode(text).ids
+    # A file with them set to null reads as before.
+    spec = json.loads(path.read_text("utf-8"))
+    spec["padding"] = spec["truncation"] = None
+    clean = tmp_path / "tokenizer.json"
+    clean.write_text(json.dumps(spec), "utf-8")
+    assert bytepair.Encoding.from_file(clean).encode(text) == enc.encode(text)

@@ -111,7 +111,7 @@ def test_single_piece_and_native_bpe_equal_tiktoken(name: str) -> None:
 
 
 def test_hugging_face_encodings_refuse_the_rank_rule_methods(shared: object) -> None:
-    enc = bytepair.Encoding.from_file(shared_path("vocab", "smollm", "tokenizer.json"))
+    enc = bytepair.Encoding.from_file(shared_path("vocab", "falcon", "tokenizer.json"))
     for call in (enc.encode_bytes, enc._encode_single_piece):
         with pytest.raises(ValueError, match="tiktoken's rank rule"):
             call(b"abc")

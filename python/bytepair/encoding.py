@@ -263,10 +263,13 @@ class Encoding(Decoding, TiktokenApi):
         )
 
     @classmethod
-    def from_tokenizer_json(cls, path: str | os.PathLike[str]) -> Encoding:
+    def from_tokenizer_json(
+        cls, path: str | os.PathLike[str], *, ignore_settings: Collection[str] = ()
+    ) -> Encoding:
         """Read a Hugging Face ``tokenizer.json`` of a byte-level BPE model; ids equal
         ``tokenizers.Tokenizer.from_file(path).encode(text).ids`` with
-        ``allowed_special="all"``. By default its special added tokens follow tiktoken's rules
+        ``allowed_special="all"`` (``padding``/``truncation`` set in the file are an error unless
+        ``ignore_settings`` names them). By default its special added tokens follow tiktoken's rules
         (text that spells one raises ``ValueError``; see :meth:`encode`). See
         :mod:`bytepair.formats.hf_json` for what is supported (anything else is a ``ValueError``
         naming the component).
@@ -280,7 +283,7 @@ class Encoding(Decoding, TiktokenApi):
         >>> hf.encode("ab<e>", allowed_special="all"), hf.encode("ab<e>", disallowed_special=())
         ([256, 257], [256, 60, 101, 62])
         """
-        return _loaded(load_tokenizer_json(path))
+        return _loaded(load_tokenizer_json(path, ignore_settings=ignore_settings))
 
     def save(self, path: str | os.PathLike[str], format: SaveFormat = "tiktoken") -> list[Path]:
         """Write this encoding as ``"tiktoken"`` (a ``.tiktoken`` file), ``"hf"`` (a

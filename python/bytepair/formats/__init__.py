@@ -76,9 +76,12 @@ def load(
     ``pat_str`` and ``special_tokens`` apply to the formats that do not hold them (tiktoken,
     GPT-2 and HF vocabulary files); a ``tokenizer.json`` has its own, and passing them is an
     error. ``options`` go to :func:`bytepair.formats.hf_files.load_hf_files` (``normalizer``,
-    ``pre_tokenizer``, ``ignore_merges``). Returns the encoding (a ``bytepair.Encoding``).
+    ``pre_tokenizer``, ``ignore_merges``); for a ``tokenizer.json``, ``ignore_settings``
+    (see :mod:`bytepair.formats.hf_json`). Returns the encoding (a ``bytepair.Encoding``).
     """
     found = detect(path)
+    if found.kind == "tokenizer-json":
+        ignore_settings = options.pop("ignore_settings", ())
     if options and found.kind != "hf-files":
         raise TypeError(f"{path}: options {sorted(options)} apply to vocab.json + merges.txt only")
     if found.kind == "tokenizer-json":
@@ -87,7 +90,9 @@ def load(
                 f"{path}: a tokenizer.json has its own pre-tokenizer and special tokens; "
                 "do not pass pat_str or special_tokens"
             )
-        return load_tokenizer_json(found.paths[0], data=found.parsed, name=name)
+        return load_tokenizer_json(
+            found.paths[0], data=found.parsed, name=name, ignore_settings=ignore_settings
+        )
     if found.kind == "tiktoken":
         return load_tiktoken(
             found.paths[0],
