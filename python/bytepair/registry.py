@@ -57,13 +57,20 @@ _cache: dict[str, Encoding] = {}
 _lock = threading.Lock()
 
 
-def list_encoding_names() -> list[str]:
-    """The names :func:`get_encoding` knows.
+# tiktoken's names in tiktoken's order (code may index its list), then ours.
+_TIKTOKEN_ORDER = (
+    "gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base", "o200k_harmony"
+)  # fmt: skip
 
-    >>> "cl100k_base" in list_encoding_names()
-    True
+
+def list_encoding_names() -> list[str]:
+    """The names :func:`get_encoding` knows: tiktoken's, in tiktoken's order, then ours.
+
+    >>> list_encoding_names()[:5]
+    ['gpt2', 'r50k_base', 'p50k_base', 'p50k_edit', 'cl100k_base']
     """
-    return sorted(ENCODINGS)
+    ours = sorted(set(ENCODINGS) - set(_TIKTOKEN_ORDER))
+    return [n for n in _TIKTOKEN_ORDER if n in ENCODINGS] + ours
 
 
 def cache_dir() -> Path:

@@ -20,6 +20,7 @@ from bytepair.cli.common import (
     tokenizer_options,
 )
 from bytepair.cli.group import cli
+from bytepair.formats.targets import check_writable
 from bytepair.report import Prompt, load_prices, load_prompts, token_report
 from bytepair.report.prompts import IN_FOLDERS
 
@@ -119,6 +120,7 @@ def report(
         suffix = Path(plot).suffix.lstrip(".").lower()
         if suffix not in supported:
             fail(f"--plot {plot}: give a file ending in .png (or {', '.join(sorted(supported))})")
+        check_writable([Path(plot)])  # before the work, not after printing the report
     choice = TokenizerChoice.of(encodings, models, tokenizer_files, pattern, vocab_dir)
     tokenizers = chosen_tokenizers(choice)
     prices = None if no_prices else load_prices(prices_file)

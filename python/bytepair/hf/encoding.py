@@ -54,6 +54,7 @@ class HfEncoding(Encoding):
     """
 
     _pipeline: HfPipeline
+    _follows_tiktoken_rules = False  # another pre-tokenizer, pair merges
 
     @classmethod
     def _from_pipeline(
