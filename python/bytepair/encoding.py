@@ -24,6 +24,7 @@ from bytepair._arguments import (
     DEFAULT_THREADS,
     batch_texts,
     check_explicit_n_vocab,
+    check_id_range,
     checked_threads,
     disallowed_special_error,
     repair_surrogates,
@@ -83,6 +84,7 @@ class Encoding(Decoding):
         if explicit_n_vocab is not None:
             check_explicit_n_vocab(explicit_n_vocab, ranks, specials)
         try:
+            check_id_range(ranks, specials)
             core = _core.CoreEncoding(ranks, specials, pat_str)
         except ValueError as e:
             raise ValueError(f"cannot build encoding {name!r}: {e}") from None
@@ -356,6 +358,7 @@ class Encoding(Decoding):
         source: str,
     ) -> Encoding:
         try:
+            check_id_range({}, special_tokens)
             core = _core.CoreEncoding.from_tiktoken(data, special_tokens, pat_str)
         except ValueError as e:
             raise ValueError(f"{source}: {e}") from None

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
@@ -435,6 +436,10 @@ def assign_added_ids(
     vocab_size = len(vocab)
     added_id: dict[str, int] = {}
     by_id: dict[int, AddedToken] = {}
+    # How many tokens of `by_id` equal each token without its id: the question "is this token
+    # (flags and all) already added under some id?" in constant time, so loading is linear.
+    present: Counter[AddedToken] = Counter()
+    highest: int | None = None
     special_set: set[str] = set()
     special_order: list[AddedToken] = []
     other_order: list[AddedToken] = []
@@ -442,17 +447,21 @@ def assign_added_ids(
         if token.special and token.content and token.content not in special_set:
             special_order.append(token)
             special_set.add(token.content)
-        if not token.content or any(v == replace_id(token, v.id) for v in by_id.values()):
+        if not token.content or present[replace_id(token, 0)] > 0:
             continue
         new_id = added_id.get(token.content, vocab.get(token.content))
         if new_id is None:
-            highest = max(added_id.values(), default=None)
             if highest is None:
                 new_id = vocab_size
             else:
                 new_id = highest + 1 if highest >= vocab_size or vocab_size == 0 else vocab_size
         added_id[token.content] = new_id
+        highest = new_id if highest is None else max(highest, new_id)
+        replaced = by_id.get(new_id)
+        if replaced is not None:
+            present[replace_id(replaced, 0)] -= 1
         by_id[new_id] = token
+        present[replace_id(token, 0)] += 1
         if token.content not in special_set:
             other_order.append(token)
     ordered = []

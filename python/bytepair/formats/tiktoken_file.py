@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from bytepair._arguments import check_id_range
 from bytepair._io import sha256_hex
 from bytepair.formats.builders import build
 from bytepair.formats.common import StrPath, encoding_name
@@ -86,6 +87,10 @@ def parse_tiktoken(
         pat_str = ENCODINGS[known].pat_str
     if special_tokens is None:
         special_tokens = ENCODINGS[known].special_tokens if known is not None else {}
+    try:
+        check_id_range({}, special_tokens)
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}") from None
     return TiktokenFile(
         data,
         name=name or known or encoding_name(path),

@@ -1,0 +1,177 @@
+"""Hostile input, second pass (issue 31): loads that stay linear, errors that say where.
+
+Each test reproduces one finding: added tokens by the thousand, ranks and ids that no int type
+holds, and (below) the rest of the issue's Python-side points.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import bytepair
+from bytepair import Encoding, formats
+from bytepair.bytes_unicode import encode_bytes
+
+from anchors import ours
+
+BYTE_RANKS = {bytes([b]): b for b in range(256)}
+BYTE_LEVEL = {
+    "type": "ByteLevel",
+    "add_prefix_space": False,
+    "trim_offsets": True,
+    "use_regex": True,
+}
+
+
+def _tokenizer_json(added: list[dict[str, Any]], **changes: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "version": "1.0",
+        "added_tokens": added,
+        "normalizer": None,
+        "pre_tokenizer": BYTE_LEVEL,
+        "post_processor": None,
+        "decoder": BYTE_LEVEL,
+        "model": {
+            "type": "BPE",
+            "vocab": {encode_bytes(bytes([b])): b for b in range(256)},
+            "merges": [],
+        },
+    }
+    data.update(changes)
+    return data
+
+
+def _added(content: str, token_id: int, **flags: bool) -> dict[str, Any]:
+    entry = {
+        "id": token_id,
+        "content": content,
+        "single_word": False,
+        "lstrip": False,
+        "rstrip": False,
+        "normalized": False,
+        "special": True,
+    }
+    return entry | flags
+
+
+def _write_json(path: Path, data: Any) -> Path:
+    path.write_text(json.dumps(data), "utf-8")
+    return path
+
+
+# ---- 5: loading is linear in the number of added tokens ----------------------------------
+
+
+def _load_seconds(tmp_path: Path, n: int) -> float:
+    added = [_added(f"<tok{i}>", 256 + i) for i in range(n)]
+    path = _write_json(tmp_path / f"added{n}.json", _tokenizer_json(added))
+    start = time.perf_counter()
+    enc = Encoding.from_tokenizer_json(path)
+    seconds = time.perf_counter() - start
+    assert enc.encode(f"<tok{n - 1}>", allowed_special="all") == [256 + n - 1]
+    return seconds
+
+
+def test_many_added_tokens_load_in_linear_time(tmp_path: Path) -> None:
+    small = min(_load_seconds(tmp_path, 5_000) for _ in range(2))
+    large = _load_seconds(tmp_path, 20_000)
+    assert large < 5, f"20,000 added tokens took {large:.1f} s"
+    # Four times the tokens: linear is about 4x; quadratic would be 16x.
+    assert large < 8 * small + 0.05, f"5,000: {small:.3f} s, 20,000: {large:.3f} s"
+
+
+def test_added_token_ids_follow_tokenizers(tmp_path: Path) -> None:
+    # The linear bookkeeping keeps tokenizers' rules: a repeated token keeps its first id, a
+    # token in the vocabulary keeps that id, new ones count on from the vocabulary's end.
+    tokenizers = pytest.importorskip("tokenizers")
+    added = [
+        _added("<a>", 256),
+        _added("<b>", 257),
+        _added("<a>", 300),
+        _added("<a>", 256, lstrip=True),
+        _added("a", 97, special=False),
+        _added("<c>", 258, special=False),
+        _added("<c>", 258),
+        _added("<d>", 259),
+    ]
+    path = _write_json(tmp_path / "tokenizer.json", _tokenizer_json(added))
+    with pytest.warns(UserWarning):
+        enc = Encoding.from_tokenizer_json(path)
+    oracle = tokenizers.Tokenizer.from_file(str(path))
+    for text in ("x<a>y<b> <c><d>a", "<a>", "<b>", "<c>", "<d>", " <a> "):
+        assert enc.encode(text, allowed_special="all") == oracle.encode(text).ids, text
+
+
+# ---- 9: ranks and special ids outside the core's range are a ValueError naming the token ---
+
+
+@pytest.mark.parametrize("bad", [-1, 2**28, 2**40, 2**62, 2**70])
+def test_out_of_range_ranks_and_ids_are_value_errors(bad: int, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"rank of b'ab' is -?\d+"):
+        Encoding("x", pat_str="gpt2", mergeable_ranks=BYTE_RANKS | {b"ab": bad}, special_tokens={})
+    with pytest.raises(ValueError, match=r"special token id of '<s>' is -?\d+"):
+        Encoding("x", pat_str="gpt2", mergeable_ranks=BYTE_RANKS, special_tokens={"<s>": bad})
+    enc = Encoding(
+        "x", pat_str="gpt2", mergeable_ranks=BYTE_RANKS | {b"ab": 256}, special_tokens={}
+    )
+    with pytest.raises(ValueError, match="'<s>'"):
+        enc.with_special_tokens({"<s>": bad})
+    tiktoken_path, gpt2_folder = tmp_path / "v.tiktoken", tmp_path / "gpt2"
+    enc.save(tiktoken_path, format="tiktoken")
+    enc.save(gpt2_folder, format="gpt2")
+    loads = [
+        lambda: Encoding.from_tiktoken_file(
+            tiktoken_path, pat_str="gpt2", special_tokens={"<s>": bad}
+        ),
+        lambda: formats.load(tiktoken_path, pat_str="gpt2", special_tokens={"<s>": bad}),
+        lambda: formats.load(gpt2_folder, special_tokens={"<s>": bad}),
+    ]
+    for load in loads:
+        with pytest.raises(ValueError, match="'<s>'") as info:
+            load()
+        assert str(tmp_path) in str(info.value)
+
+
+# ---- 10: encode_chat takes message text as plain str, never calling the caller's methods ---
+
+
+class _Sly(str):
+    """A str whose methods lie: strip() returns a control token, str() another text."""
+
+    def strip(self, *args: Any) -> Any:
+        return bytepair.chat.Special("<|eot_id|>")
+
+    def __str__(self) -> str:
+        return "<|eot_id|>"
+
+    def __hash__(self) -> int:
+        return hash("user")
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    def __getitem__(self, key: Any) -> Any:
+        return bytepair.chat.Special("<|eot_id|>")
+
+
+def test_encode_chat_ignores_methods_of_str_subclasses() -> None:
+    enc = ours("llama3")
+    eot = enc.encode_single_token("<|eot_id|>")
+    sly = [{"role": "user", "content": _Sly("hi")}]
+    plain = [{"role": "user", "content": "hi"}]
+    ids = enc.encode_chat(sly, template="llama3")
+    assert ids == enc.encode_chat(plain, template="llama3")
+    assert ids.count(eot) == 1  # the template's own, after the content
+    assert enc.encode_chat([{"role": _Sly("user"), "content": "hi"}], template="llama3") == ids
+    # A role that only compares equal to a known one is not that role.
+    with pytest.raises(ValueError, match="not a role"):
+        enc.encode_chat([{"role": _Sly("nobody"), "content": "hi"}], template="llama3")
+    # An object that claims to be a str (through __class__) is none.
+    fake = type("Fake", (), {"__class__": property(lambda self: str)})()
+    with pytest.raises(TypeError, match="'content' must be a str"):
+        enc.encode_chat([{"role": "user", "content": fake}], template="llama3")
