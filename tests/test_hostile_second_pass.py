@@ -18,6 +18,7 @@ from bytepair import Encoding, formats
 from bytepair.bytes_unicode import encode_bytes
 
 from anchors import ours
+from conftest import shared_path
 
 BYTE_RANKS = {bytes([b]): b for b in range(256)}
 BYTE_LEVEL = {
@@ -175,3 +176,46 @@ def test_encode_chat_ignores_methods_of_str_subclasses() -> None:
     fake = type("Fake", (), {"__class__": property(lambda self: str)})()
     with pytest.raises(TypeError, match="'content' must be a str"):
         enc.encode_chat([{"role": "user", "content": fake}], template="llama3")
+
+
+# ---- 3: a Replace normalizer's regex is bounded by time per character --------------------
+
+
+def _with_normalizer(path: Path, source: Path, normalizer: Any) -> Path:
+    data = json.loads(source.read_text("utf-8"))
+    data["normalizer"] = normalizer
+    return _write_json(path, data)
+
+
+def test_backtracking_replace_regex_fails_fast(tmp_path: Path) -> None:
+    evil = {"type": "Replace", "pattern": {"Regex": "(a|aa)+c"}, "content": "x"}
+    normalizer = {"type": "Sequence", "normalizers": [{"type": "NFC"}, evil]}
+    path = _write_json(tmp_path / "t.json", _tokenizer_json([], normalizer=normalizer))
+    enc = Encoding.from_tokenizer_json(path)
+    assert enc.encode("aac b") == enc.encode("x b")  # an ordinary text is replaced as before
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=r"normalizer\.normalizers\[1\]\.pattern.*\(a\|aa\)\+c"):
+        enc.encode("a" * 45)
+    assert time.perf_counter() - start < 10
+
+
+@pytest.mark.parametrize(
+    "normalizer",
+    [
+        {"type": "Replace", "pattern": {"Regex": r"\s+"}, "content": " "},
+        {"type": "Replace", "pattern": {"Regex": r"(\d)(\d)"}, "content": "<$1$2>"},
+        {"type": "Replace", "pattern": {"Regex": r"[A-Z][a-z]*"}, "content": "W"},
+    ],
+    ids=["spaces", "digits", "words"],
+)
+def test_ordinary_replace_regexes_match_tokenizers(normalizer: Any, tmp_path: Path) -> None:
+    tokenizers = pytest.importorskip("tokenizers")
+    from formats_support import corpus_samples
+
+    path = _with_normalizer(
+        tmp_path / "tokenizer.json", shared_path("vocab", "gpt2-hf", "gpt2.json"), normalizer
+    )
+    enc = Encoding.from_tokenizer_json(path)
+    oracle = tokenizers.Tokenizer.from_file(str(path))
+    for label, text in corpus_samples()[:12]:
+        assert enc.encode(text) == oracle.encode(text).ids, label

@@ -153,6 +153,17 @@ def _lowercase(text: str) -> str:
     return text.lower()
 
 
+# The time a Replace normalizer's regex may take on a text: generous for any pattern that runs in
+# linear time (a replacement per character included), reached only by one that backtracks.
+REPLACE_SECONDS_FLOOR = 1.0
+REPLACE_SECONDS_PER_CHAR = 10e-6
+
+
+def _short(text: str, limit: int = 80) -> str:
+    shown = repr(text)
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
+
+
 def _replace(spec: Mapping[str, Any], where: str) -> Normalizer:
     content = _field(spec, "content", str, where, None)
     pattern = _field(spec, "pattern", dict, where, None)
@@ -170,7 +181,22 @@ def _replace(spec: Mapping[str, Any], where: str) -> Normalizer:
             raise ValueError(
                 f"{where}.pattern: cannot compile {pattern['Regex']!r}: {err}"
             ) from None
-        return lambda text: cast(str, compiled.sub(lambda _m: content, text))
+        source = pattern["Regex"]
+
+        def replace(text: str) -> str:
+            # Python's `regex` backtracks: a pattern like (a|aa)+c takes exponential time. The
+            # time limit grows with the text, so only such a pattern ever reaches it.
+            limit = REPLACE_SECONDS_FLOOR + REPLACE_SECONDS_PER_CHAR * len(text)
+            try:
+                return cast(str, compiled.sub(lambda _m: content, text, timeout=limit))
+            except TimeoutError:
+                raise ValueError(
+                    f"{where}.pattern: the Replace regex {_short(source)} took over {limit:.1f} s "
+                    f"on {len(text)} characters (it backtracks without bound: rewrite it "
+                    "without nested or overlapping repetition)"
+                ) from None
+
+        return replace
     raise ValueError(f"{where}.pattern: expected {{'String': ...}} or {{'Regex': ...}}")
 
 
