@@ -6,6 +6,7 @@ holds, and (below) the rest of the issue's Python-side points.
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from pathlib import Path
@@ -219,3 +220,79 @@ def test_ordinary_replace_regexes_match_tokenizers(normalizer: Any, tmp_path: Pa
     oracle = tokenizers.Tokenizer.from_file(str(path))
     for label, text in corpus_samples()[:12]:
         assert enc.encode(text) == oracle.encode(text).ids, label
+
+
+# ---- 7: errors that say where -------------------------------------------------------------
+
+_BYTE_LINES = "".join(f"{base64.b64encode(bytes([b])).decode()} {b}\n" for b in range(256))
+
+
+@pytest.mark.parametrize(
+    ("content", "where"),
+    [
+        (_BYTE_LINES + "YWI= 5\n", "lines 6, 257"),  # a duplicate rank: both lines
+        ("YWI= 5\n" + _BYTE_LINES, "lines 1, 7"),
+        (_BYTE_LINES + "YQ== 300\n", "lines 98, 257"),  # a duplicate token: its two ranks
+        (_BYTE_LINES + "YWI= 268435000\n", "line 257"),
+        (_BYTE_LINES + "YWI= 4294967295\n", "line 257"),
+        ((_BYTE_LINES + "YWI= 5\n").replace("\n", "\r\n"), "lines 6, 257"),
+    ],
+    ids=[
+        "duplicate-rank",
+        "duplicate-rank-first",
+        "duplicate-token",
+        "huge-rank",
+        "u32-max",
+        "crlf",
+    ],
+)
+def test_tiktoken_rank_errors_name_the_line(content: str, where: str, tmp_path: Path) -> None:
+    path = tmp_path / "v.tiktoken"
+    path.write_bytes(content.encode())
+    for load in (
+        lambda: Encoding.from_tiktoken_file(path, pat_str="gpt2"),
+        lambda: formats.load(path, pat_str="gpt2"),
+    ):
+        with pytest.raises(ValueError) as info:
+            load()
+        assert str(path) in str(info.value) and f"({where})" in str(info.value), info.value
+
+
+def _nested(kind: str, depth: int, leaf: dict[str, Any]) -> dict[str, Any]:
+    key = {"normalizer": "normalizers", "pre_tokenizer": "pretokenizers"}[kind]
+    spec = leaf
+    for _ in range(depth):
+        spec = {"type": "Sequence", key: [spec]}
+    return spec
+
+
+@pytest.mark.parametrize("kind", ["normalizer", "pre_tokenizer"])
+def test_deeply_nested_sequences_are_value_errors(kind: str, tmp_path: Path) -> None:
+    from bytepair.formats.hf_pipeline import MAX_NESTING
+
+    leaf = {"type": "NFC"} if kind == "normalizer" else BYTE_LEVEL
+    key = "normalizers" if kind == "normalizer" else "pretokenizers"
+    for depth in (300, MAX_NESTING + 1):
+        path = _write_json(
+            tmp_path / "t.json", _tokenizer_json([], **{kind: _nested(kind, depth, leaf)})
+        )
+        assert path.stat().st_size < 200_000
+        with pytest.raises(ValueError, match=rf"{kind}(\.{key}\[0\])+: .*nested more than"):
+            Encoding.from_tokenizer_json(path)
+    path = _write_json(
+        tmp_path / "ok.json", _tokenizer_json([], **{kind: _nested(kind, MAX_NESTING, leaf)})
+    )
+    assert Encoding.from_tokenizer_json(path).encode("héllo") == list("héllo".encode())
+
+
+def test_deep_json_inside_a_component_is_a_value_error(tmp_path: Path) -> None:
+    junk: list[Any] = []
+    for _ in range(900):
+        junk = [junk]
+    for kind in ("normalizer", "post_processor", "decoder"):
+        component = {"type": "ByteLevel" if kind != "normalizer" else "NFC", "junk": junk}
+        if kind == "decoder":
+            component |= {k: v for k, v in BYTE_LEVEL.items() if k != "type"}
+        path = _write_json(tmp_path / "t.json", _tokenizer_json([], **{kind: component}))
+        with pytest.raises(ValueError, match=rf"{kind}\.junk(\[0\])+: JSON nested more than"):
+            Encoding.from_tokenizer_json(path)
