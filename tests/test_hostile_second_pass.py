@@ -296,3 +296,84 @@ def test_deep_json_inside_a_component_is_a_value_error(tmp_path: Path) -> None:
         path = _write_json(tmp_path / "t.json", _tokenizer_json([], **{kind: component}))
         with pytest.raises(ValueError, match=rf"{kind}\.junk(\[0\])+: JSON nested more than"):
             Encoding.from_tokenizer_json(path)
+
+
+# ---- 11: saves follow symbolic links, clean up after killed writers, sync the folder -------
+
+
+def test_save_through_a_symlink_writes_its_target(tmp_path: Path) -> None:
+    from bytepair import _io
+
+    target = tmp_path / "real" / "v.tiktoken"
+    target.parent.mkdir()
+    target.write_bytes(b"old")
+    link = tmp_path / "v.tiktoken"
+    link.symlink_to(target)
+    enc = Encoding("x", pat_str="gpt2", mergeable_ranks=BYTE_RANKS, special_tokens={})
+    enc.save(link, format="tiktoken")
+    assert link.is_symlink() and link.resolve() == target.resolve()
+    assert Encoding.from_tiktoken_file(target, pat_str="gpt2").encode("hi") == [104, 105]
+    _io.write_all_or_nothing({link: b"both"})
+    assert link.is_symlink() and target.read_bytes() == b"both"
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["real", "v.tiktoken", "v.tiktoken"]
+
+
+def test_a_killed_writer_leaves_nothing_after_the_next_save(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from bytepair import _io
+
+    path = tmp_path / "v.bin"
+    # A writer killed after staging its temporary file, before the rename.
+    child = (
+        "import os, sys, pathlib; from bytepair import _io; "
+        "_io._stage(pathlib.Path(sys.argv[1]), b'partial'); os._exit(9)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(_io.__file__).parents[1])}
+    assert subprocess.run([sys.executable, "-c", child, str(path)], env=env).returncode == 9
+    (left,) = tmp_path.iterdir()
+    assert left.name.startswith(".v.bin.bytepair-") and left.name.endswith(".tmp")
+    # Files that are not ours, or ours but of a live writer, stay.
+    others = [tmp_path / ".v.bin.mine.tmp", tmp_path / "v.bin.tmp"]
+    live = tmp_path / f".v.bin.bytepair-{os.getpid()}-live.tmp"
+    for p in [*others, live]:
+        p.write_bytes(b"")
+    # Ours and untouched for longer than the limit: stale even if its writer runs.
+    old = tmp_path / f".v.bin.bytepair-{os.getpid()}-old.old"
+    old.write_bytes(b"")
+    os.utime(old, (time.time() - _io.STALE_SECONDS - 60,) * 2)
+    _io.write_atomic(path, b"whole")
+    assert path.read_bytes() == b"whole"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        p.name for p in [path, *others, live]
+    )
+
+
+def test_saves_sync_the_folder_after_the_rename(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+    import stat
+
+    from bytepair import _io
+
+    events: list[str] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        events.append("fsync-folder" if stat.S_ISDIR(os.fstat(fd).st_mode) else "fsync-file")
+        real_fsync(fd)
+
+    def replace(src: Any, dst: Any) -> None:
+        events.append("rename")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    _io.write_atomic(tmp_path / "a", b"1")
+    assert events == ["fsync-file", "rename", "fsync-folder"]
+    events.clear()
+    _io.write_all_or_nothing({tmp_path / "b": b"2", tmp_path / "c": b"3"})
+    assert events == ["fsync-file", "fsync-file", "rename", "rename", "fsync-folder"]
