@@ -377,3 +377,30 @@ def test_saves_sync_the_folder_after_the_rename(
     events.clear()
     _io.write_all_or_nothing({tmp_path / "b": b"2", tmp_path / "c": b"3"})
     assert events == ["fsync-file", "fsync-file", "rename", "rename", "fsync-folder"]
+
+
+# ---- 4: loading is linear in the length of a special token -------------------------------
+
+
+def _seconds(call: Any) -> float:
+    start = time.perf_counter()
+    call()
+    return time.perf_counter() - start
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 31 point 4, Rust side: the special-token automaton (aho-corasick's default "
+    "DFA, core/src/encoder.rs and core/src/added.rs) takes time quadratic in a token's length",
+)
+def test_long_special_token_loads_in_linear_time(tmp_path: Path) -> None:
+    def build(n: int) -> Encoding:
+        return Encoding(
+            "x", pat_str="gpt2", mergeable_ranks=BYTE_RANKS, special_tokens={"x" * n: 256}
+        )
+
+    # 20,000 first: where loading is quadratic this fails in about a second, not minutes.
+    assert _seconds(lambda: build(20_000)) < 0.4
+    assert _seconds(lambda: build(100_000)) < 2
+    path = _write_json(tmp_path / "t.json", _tokenizer_json([_added("y" * 100_000, 256)]))
+    assert _seconds(lambda: Encoding.from_tokenizer_json(path)) < 2
