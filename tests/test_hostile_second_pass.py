@@ -404,3 +404,52 @@ def test_long_special_token_loads_in_linear_time(tmp_path: Path) -> None:
     assert _seconds(lambda: build(100_000)) < 2
     path = _write_json(tmp_path / "t.json", _tokenizer_json([_added("y" * 100_000, 256)]))
     assert _seconds(lambda: Encoding.from_tokenizer_json(path)) < 2
+
+
+# ---- 8: sanitize and find_special fold characters that expand, as NFKC does --------------
+
+_EXPANDING = {"fi": "ﬁ", "fl": "ﬂ", "ff": "ﬀ", "st": "ﬆ", "ffi": "ﬃ"}
+
+
+def _expanded_variants(token: str) -> list[str]:
+    """``token`` with each letter pair that a ligature spells written as that ligature, and the
+    brackets as lookalikes."""
+    out = []
+    for letters, ligature in _EXPANDING.items():
+        at = token.find(letters)
+        if at >= 0:
+            variant = token[:at] + ligature + token[at + len(letters) :]
+            out += [variant, variant.replace("<", "‹").replace(">", "›")]
+    return out
+
+
+def test_sanitize_folds_expansions_as_the_normalizer_does(tmp_path: Path) -> None:
+    tokenizers = pytest.importorskip("tokenizers")
+    data = json.loads(shared_path("vocab", "smollm", "tokenizer.json").read_text("utf-8"))
+    data["normalizer"] = {"type": "NFKC"}
+    data["padding"] = data["truncation"] = None
+    for token in data["added_tokens"]:
+        token["normalized"] = True
+    path = _write_json(tmp_path / "tokenizer.json", data)
+    enc = Encoding.from_tokenizer_json(path)
+    oracle = tokenizers.Tokenizer.from_file(str(path))
+    special_ids = {t["id"] for t in data["added_tokens"] if t["special"]}
+    variants = [v for t in sorted(enc.special_tokens_set) for v in _expanded_variants(t)]
+    variants += ["‹|im_ﬆart|>", "x <ﬁlename> y ﬁ <|im_ﬆart|>ß"]
+    assert "<ﬁlename>" in variants
+    spelled = 0
+    for text in variants:
+        framed = f"a {text} b"
+        if special_ids & set(oracle.encode(framed).ids):
+            spelled += 1
+            assert enc.find_special(framed), text  # tokenizers reads a control token here
+            assert set(enc.encode(framed, allowed_special="all")) & special_ids
+        clean = enc.sanitize(framed)
+        assert not special_ids & set(oracle.encode(clean).ids), (text, clean)
+        assert not enc.find_special(clean), clean
+        for m in enc.find_special(framed):  # spans index the original text
+            assert framed[m.start : m.end] == m.text and m.text.strip() == m.text
+    assert spelled >= 5
+    (match,) = enc.find_special("‹|ﬁm_prefix|>")
+    assert (match.start, match.end, match.token) == (0, 13, "<|fim_prefix|>")
+    assert enc.sanitize("‹ﬁlename>") != "‹ﬁlename>"
