@@ -24,6 +24,7 @@ from bytepair._arguments import (
     DEFAULT_THREADS,
     batch_texts,
     check_explicit_n_vocab,
+    check_id_range,
     checked_threads,
     disallowed_special_error,
     repair_surrogates,
@@ -39,6 +40,7 @@ from bytepair.formats import SaveFormat
 from bytepair.formats.gpt2 import load_gpt2_files
 from bytepair.formats.hf_files import load_hf_files
 from bytepair.formats.hf_json import load_tokenizer_json
+from bytepair.formats.tiktoken_file import with_line_numbers
 from bytepair.formats.values import RankVocabulary, Vocabulary
 from bytepair.patterns import resolve_pattern
 from bytepair.specials import ALLOWED_DEFAULT, DISALLOWED_DEFAULT, SpecialTokenRules
@@ -85,6 +87,7 @@ class Encoding(Decoding, TiktokenApi):
         if explicit_n_vocab is not None:
             check_explicit_n_vocab(explicit_n_vocab, ranks, specials)
         try:
+            check_id_range(ranks, specials)
             core = _core.CoreEncoding(ranks, specials, pat_str)
         except ValueError as e:
             raise ValueError(f"cannot build encoding {name!r}: {e}") from None
@@ -362,9 +365,10 @@ class Encoding(Decoding, TiktokenApi):
         source: str,
     ) -> Encoding:
         try:
+            check_id_range({}, special_tokens)
             core = _core.CoreEncoding.from_tiktoken(data, special_tokens, pat_str)
         except ValueError as e:
-            raise ValueError(f"{source}: {e}") from None
+            raise ValueError(f"{source}: {with_line_numbers(data, str(e))}") from None
         self = cls.__new__(cls)
         self._init_from_core(name, pat_str, core, dict(special_tokens))
         return self
