@@ -392,11 +392,6 @@ def _seconds(call: Any) -> float:
     return time.perf_counter() - start
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 31 point 4, Rust side: the special-token automaton (aho-corasick's default "
-    "DFA, core/src/encoder.rs and core/src/added.rs) takes time quadratic in a token's length",
-)
 def test_long_special_token_loads_in_linear_time(tmp_path: Path) -> None:
     def build(n: int) -> Encoding:
         return Encoding(

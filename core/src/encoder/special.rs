@@ -1,8 +1,9 @@
 //! Special tokens found in text: one compiled search for a set of them.
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::AhoCorasick;
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::vocab::literals;
 use crate::{Error, Rank};
 
 /// A set of special tokens to recognise in text, compiled for fast search.
@@ -69,9 +70,7 @@ impl SpecialMatcher {
             });
         }
         // Leftmost-longest: where two specials start at the same place, the longer one wins.
-        let automaton = AhoCorasick::builder()
-            .match_kind(MatchKind::LeftmostLongest)
-            .build(&patterns)
+        let automaton = literals::leftmost_longest(&patterns)
             .map_err(|e| Error::InvalidArgument(format!("cannot index special tokens: {e}")))?;
         let mut first_bytes: Vec<u8> = patterns.iter().filter_map(|p| p.bytes().next()).collect();
         first_bytes.sort_unstable();

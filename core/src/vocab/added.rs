@@ -13,7 +13,7 @@
 //! (a special token that is not allowed) is skipped *after* it was found, so it still hides any
 //! token overlapping it: that is what `tokenizers` does with `encode_special_tokens = true`.
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::AhoCorasick;
 
 use crate::{Error, Rank};
 
@@ -71,9 +71,8 @@ impl AddedVocabulary {
             if chosen.is_empty() {
                 return Ok(None);
             }
-            let automaton = AhoCorasick::builder()
-                .match_kind(MatchKind::LeftmostLongest)
-                .build(chosen.iter().map(|&i| tokens[i].pattern.as_str()))
+            let patterns: Vec<&str> = chosen.iter().map(|&i| tokens[i].pattern.as_str()).collect();
+            let automaton = super::literals::leftmost_longest(&patterns)
                 .map_err(|e| Error::InvalidVocabulary(format!("cannot index added tokens: {e}")))?;
             Ok(Some(Pass {
                 automaton,

@@ -8,6 +8,7 @@ use crate::Rank;
 pub mod added;
 mod buckets;
 pub mod by_id;
+pub mod literals;
 pub mod pair_vocab;
 pub mod table;
 
