@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import doctest
 import gc
+import inspect
 import pickle
 import subprocess
 import sys
@@ -185,7 +187,7 @@ def test_core_special_sets() -> None:
     with pytest.raises(bytepair._core.DisallowedSpecial, match="end"):
         core.encode_batch(["ab", "<|end|>", "<|start|>"], 2, None, both)
     # Ids are per encoder: a set made by another one is refused, never used.
-    with pytest.raises(ValueError, match="another CoreEncoding"):
+    with pytest.raises(ValueError, match="another RankEncoder"):
         other._core.encode("ab", end)
     with pytest.raises(ValueError, match="not a special token"):
         core.special_set(["<|nope|>"])
@@ -504,7 +506,9 @@ def test_surrogates_are_repaired_like_tiktoken(text: str) -> None:
 
 def test_encode_ordinary_is_the_compiled_method_unless_overridden() -> None:
     enc = toy()
-    assert enc.encode_ordinary == enc._core.encode_ordinary
+    # A method of the compiled base class, called with no Python frame around the core's.
+    assert type(enc.encode_ordinary).__name__ == "builtin_function_or_method"
+    assert bytepair.Encoding.encode_ordinary is bytepair._core.EncodingBase.encode_ordinary
     # The method documented on the class gives the same ids.
     text = "ab abc\ud800 <|end|>"
     assert bytepair.Encoding.encode_ordinary(enc, text) == enc.encode_ordinary(text)
@@ -554,6 +558,17 @@ def test_encode_and_count_with_defaults_are_compiled_and_pass_the_rest_on() -> N
     mine = Counting("c", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={})
     assert mine.count("ab") == -1
     assert mine.encode("ab") == [97, 98]
+
+
+@pytest.mark.parametrize("name", ["encode", "count", "encode_ordinary"])
+def test_compiled_methods_are_documented_with_working_examples(name: str) -> None:
+    # The compiled methods carry Encoding's documentation; its examples run as doctests do.
+    method = getattr(bytepair.Encoding, name)
+    assert inspect.signature(method).parameters["text"]
+    parser, runner = doctest.DocTestParser(), doctest.DocTestRunner()
+    test = parser.get_doctest(method.__doc__, {"Encoding": bytepair.Encoding}, name, None, 0)
+    result = runner.run(test)
+    assert result.attempted > 0 and result.failed == 0
 
 
 def test_an_encoding_with_compiled_calls_is_freed() -> None:

@@ -8,8 +8,7 @@
 //!   `("numeric", None, behavior, invert)`, `("punctuation", None, behavior, invert)`;
 //! - `("byte_level", gpt2_pattern_or_None, "", add_prefix_space)`.
 //!
-//! An added token arrives as `(content, pattern, id, special, single_word, lstrip, rstrip,
-//! normalized)`.
+//! Added tokens arrive typed (`added_token.rs`).
 
 use bytepair_core::added::{AddedToken, AddedVocabulary};
 use bytepair_core::encoder::AddedEntry;
@@ -21,13 +20,10 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use super::to_py_err;
+use crate::errors::to_py_err;
 
 /// One pipeline stage as Python describes it.
 pub type StageSpec = (String, Option<String>, String, bool);
-
-/// One added token as Python describes it.
-pub type AddedSpec = (String, String, Rank, bool, bool, bool, bool, bool);
 
 /// A token id and the two token byte strings it is merged from, if any.
 pub type DerivedMerge<'py> = (Rank, Option<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)>);
@@ -85,27 +81,20 @@ pub fn pipeline(stages: Vec<StageSpec>) -> PyResult<Pipeline> {
 }
 
 /// The added tokens, compiled, and the entries the encoder stores for them.
-pub fn added(tokens: Vec<AddedSpec>) -> PyResult<(AddedVocabulary, Vec<AddedEntry>)> {
+pub fn added(tokens: Vec<AddedToken>) -> PyResult<(AddedVocabulary, Vec<AddedEntry>)> {
     let mut entries: Vec<AddedEntry> = Vec::with_capacity(tokens.len());
     let mut seen = std::collections::HashSet::new();
-    let mut list: Vec<AddedToken> = Vec::with_capacity(tokens.len());
-    for (content, pattern, id, special, single_word, lstrip, rstrip, normalized) in tokens {
+    for token in &tokens {
         // An id decodes as `tokenizers`' ByteLevel decoder reads its text.
-        if seen.insert(id) {
-            entries.push((content.clone(), id, hf::token_bytes(&content).0));
+        if seen.insert(token.id) {
+            entries.push((
+                token.content.clone(),
+                token.id,
+                hf::token_bytes(&token.content).0,
+            ));
         }
-        list.push(AddedToken {
-            content,
-            pattern,
-            id,
-            special,
-            single_word,
-            lstrip,
-            rstrip,
-            normalized,
-        });
     }
-    Ok((AddedVocabulary::new(list).map_err(to_py_err)?, entries))
+    Ok((AddedVocabulary::new(tokens).map_err(to_py_err)?, entries))
 }
 
 /// Merges from a JSON list (`pairs`) or a merges file's bytes (`data`).

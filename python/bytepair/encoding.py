@@ -2,8 +2,8 @@
 
 This class owns what users see: special-token rules and their error messages, ``errors=`` on
 decode, the repair of strings with lone surrogates, numpy output. The compiled encoder
-(``bytepair._core.CoreEncoding``) does the pre-tokenizing, merging and decoding with the GIL
-released, so one ``Encoding`` can be shared by many threads.
+(``bytepair._core.RankEncoder`` or ``PairEncoder``) does the pre-tokenizing, merging and
+decoding with the GIL released, so one ``Encoding`` can be shared by many threads.
 """
 
 from __future__ import annotations
@@ -61,13 +61,13 @@ class _Specials(NamedTuple):
     """The special tokens recognised in text (None: none)."""
     disallowed: _core.SpecialSet | None
     """The special tokens the core rejects in text (None: none)."""
-    checked_here: tuple[str, ...]
+    refused_in_python: tuple[str, ...]
     """Set instead of ``disallowed`` when some disallowed string is no special token of the
     encoding (tiktoken rejects those too): then Python searches for all of them, so that the
     error names the first in the text."""
 
 
-class Encoding:
+class Encoding(_core.EncodingBase):
     """A byte-level BPE encoding with tiktoken's interface and ids.
 
     >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256, b"abc": 257}
@@ -95,7 +95,7 @@ class Encoding:
         if explicit_n_vocab is not None:
             _check_explicit_n_vocab(explicit_n_vocab, ranks, specials)
         try:
-            core = _core.CoreEncoding(ranks, specials, pat_str)
+            core = _core.RankEncoder(ranks, specials, pat_str)
         except ValueError as e:
             raise ValueError(f"cannot build encoding {name!r}: {e}") from None
         self._init_from_core(name, pat_str, core, specials, ranks)
@@ -104,7 +104,7 @@ class Encoding:
         self,
         name: str,
         pat_str: str,
-        core: _core.CoreEncoding,
+        core: _core.Encoder,
         special_tokens: dict[str, int],
         mergeable_ranks: dict[bytes, int] | None = None,
         *,
@@ -127,29 +127,14 @@ class Encoding:
         self._default_specials = self._resolve_specials(_ALLOWED_DEFAULT, _DISALLOWED_DEFAULT)
         # What `encode` and `count` with default arguments pass straight to the core (None when
         # they need more: a Hugging Face pipeline, or strings Python must look for itself).
-        allowed, disallowed, checked_here = self._default_specials
-        self._core_defaults = None if hf is not None or checked_here else (allowed, disallowed)
-        # The compiled method is all of encode_ordinary (lone surrogates included), so the
-        # instance takes it as its own: the Python frame around it cost 1-7% of a call on
-        # English paragraphs. Not with a Hugging Face pipeline (it runs in Python), nor where a
-        # subclass overrides the method.
-        if hf is None and type(self).encode_ordinary is Encoding.encode_ordinary:
-            self.__dict__["encode_ordinary"] = core.encode_ordinary
-        # encode and count likewise, for the call with default arguments (one compiled call;
-        # anything else goes on to the method here, bound to this encoding: a cycle the
-        # collector breaks). Their frame cost about 160 ns a call: a third of counting a short
-        # prompt, a few percent of an English paragraph.
-        if self._core_defaults is not None:
-            calls = _core.DefaultCalls(
-                core,
-                allowed,
-                disallowed,
-                Encoding.encode.__get__(self),
-                Encoding.count.__get__(self),
-            )
-            for name in ("encode", "count"):
-                if getattr(type(self), name) is getattr(Encoding, name):
-                    self.__dict__[name] = getattr(calls, name)
+        allowed, disallowed, refused_in_python = self._default_specials
+        defaults = None if hf is not None or refused_in_python else (allowed, disallowed)
+        self._core_defaults = defaults
+        # encode, count and encode_ordinary are compiled methods (_core.EncodingBase) that answer
+        # the call with default arguments in one step, with no Python frame, and pass any other
+        # call to the _general method here. encode_ordinary is all the core's (lone surrogates
+        # included) unless a Hugging Face pipeline runs Python around it.
+        self._set_compiled_calls(core, ordinary=hf is None, default_specials=defaults)
 
     @classmethod
     def from_tiktoken_file(
@@ -183,7 +168,7 @@ class Encoding:
         cls,
         name: str,
         pat_str: str,
-        core: _core.CoreEncoding,
+        core: _core.Encoder,
         special_tokens: Mapping[str, int],
         *,
         hf: HfPipeline | None = None,
@@ -340,7 +325,7 @@ class Encoding:
             import tiktoken
         except ImportError:
             raise ImportError("to_tiktoken() needs tiktoken: pip install tiktoken") from None
-        if getattr(self._core, "is_pair_mode", False):
+        if not isinstance(self._core, _core.RankEncoder):
             raise ValueError(
                 f"{self.name!r} merges by pair priority (a Hugging Face file); tiktoken's rank "
                 "rule would give different ids. Use to_hf() instead."
@@ -383,7 +368,7 @@ class Encoding:
         source: str,
     ) -> Encoding:
         try:
-            core = _core.CoreEncoding.from_tiktoken(data, special_tokens, pat_str)
+            core = _core.RankEncoder.from_tiktoken(data, special_tokens, pat_str)
         except ValueError as e:
             raise ValueError(f"{source}: {e}") from None
         self = cls.__new__(cls)
@@ -403,22 +388,14 @@ class Encoding:
 
     # ---- encoding -------------------------------------------------------------------------
 
-    def encode_ordinary(self, text: str) -> list[int]:
-        """Encode ``text`` ignoring special tokens (special-looking text is ordinary text).
+    # encode_ordinary, encode and count are the compiled methods of _core.EncodingBase (their
+    # documentation is there): each answers the call with default arguments itself where the
+    # core can, and passes every other call to its _general method below.
 
-        >>> ranks = {bytes([b]): b for b in range(256)}
-        >>> enc = Encoding("bytes", pat_str=r".", mergeable_ranks=ranks, special_tokens={})
-        >>> enc.encode_ordinary("hi")
-        [104, 105]
-
-        For an encoding read from Hugging Face files, "ordinary" means what ``tokenizers`` does
-        with ``encode_special_tokens = True`` and ``add_special_tokens=False``: special added tokens
-        are text, non-special added tokens (part of the vocabulary) are still recognised.
-        """
+    def _encode_ordinary_general(self, text: str) -> list[int]:
+        """:meth:`encode_ordinary` where the compiled method does not answer it."""
         if self._hf is not None:
             return self._run(self._hf_call(False), text, (), ())
-        # (Instances without a Hugging Face pipeline call the compiled method directly: see
-        # _init_from_core.)
         return self._core.encode_ordinary(text)
 
     # Every encode and count with special-token arguments goes through _specials (what the
@@ -495,7 +472,7 @@ class Encoding:
             return _Specials(allowed_set, None, tuple(disallowed))
         return _Specials(allowed_set, core.special_set(disallowed) if disallowed else None, ())
 
-    def _check_here(self, text: str, disallowed: tuple[str, ...]) -> None:
+    def _refuse_in_python(self, text: str, disallowed: tuple[str, ...]) -> None:
         """Raise for the first of ``disallowed`` (special tokens or not) in ``text``."""
         known = [t for t in disallowed if t in self._special_set]
         found = self._core.find_special(text, known) if known else None
@@ -520,10 +497,10 @@ class Encoding:
         """``call`` on one text with the special-token arguments resolved, lone surrogates
         repaired and a disallowed special token in the text reported."""
         # Unpacked once rather than read field by field (each read is a lookup).
-        allowed, disallowed, checked_here = self._specials(allowed_special, disallowed_special)
-        if checked_here:
+        allowed, disallowed, refused_in_python = self._specials(allowed_special, disallowed_special)
+        if refused_in_python:
             text = _utf8_safe(text)
-            self._check_here(text, checked_here)
+            self._refuse_in_python(text, refused_in_python)
         try:
             # Most texts are valid UTF-8: the core says when one is not (UnicodeEncodeError), so
             # the common case pays for no extra pass over the text.
@@ -545,10 +522,10 @@ class Encoding:
         specials = self._specials(allowed_special, disallowed_special)
         # Python looks at the texts itself for these (a Hugging Face pipeline may run Python
         # code on them): check and repair them first.
-        if specials.checked_here or self._hf is not None:
+        if specials.refused_in_python or self._hf is not None:
             texts = _repaired(texts)
-            for text in texts if specials.checked_here else ():
-                self._check_here(text, specials.checked_here)
+            for text in texts if specials.refused_in_python else ():
+                self._refuse_in_python(text, specials.refused_in_python)
         try:
             try:
                 return call(texts, specials.allowed, specials.disallowed)
@@ -560,7 +537,7 @@ class Encoding:
 
     def _hf_call(self, add_special_tokens: bool) -> _CoreCall[str, list[int]]:
         hf, core = self._hf, self._core
-        assert hf is not None
+        assert hf is not None and isinstance(core, _core.PairEncoder)
         return lambda text, allowed, disallowed: hf.encode(
             core, text, allowed, disallowed, add_special_tokens
         )
@@ -569,21 +546,21 @@ class Encoding:
         self, num_threads: int, add_special_tokens: bool
     ) -> _CoreCall[list[str], list[list[int]]]:
         hf, core = self._hf, self._core
-        assert hf is not None
+        assert hf is not None and isinstance(core, _core.PairEncoder)
 
         def call(
             texts: list[str], allowed: _core.SpecialSet | None, disallowed: _core.SpecialSet | None
         ) -> list[list[int]]:
             if hf.needs_python:
                 return [hf.encode(core, t, allowed, disallowed, add_special_tokens) for t in texts]
-            batch = core.encode_hf_batch(texts, num_threads, allowed, disallowed)
+            batch = core.encode_batch(texts, num_threads, allowed, disallowed)
             if add_special_tokens and (hf.prefix or hf.suffix):
                 return [[*hf.prefix, *ids, *hf.suffix] for ids in batch]
             return batch
 
         return call
 
-    def encode(
+    def _encode_general(
         self,
         text: str,
         *,
@@ -591,38 +568,7 @@ class Encoding:
         disallowed_special: Literal["all"] | Collection[str] = _DISALLOWED_DEFAULT,
         add_special_tokens: bool = True,
     ) -> list[int]:
-        """Encode ``text``; special tokens follow tiktoken's rules.
-
-        By default any text that spells a special token raises ``ValueError`` (it may be an
-        injection attempt); allow it with ``allowed_special={...}`` or ``"all"``, or encode it
-        as plain text with ``disallowed_special=()``.
-
-        >>> ranks = {bytes([b]): b for b in range(256)}
-        >>> enc = Encoding("t", pat_str=r".", mergeable_ranks=ranks, special_tokens={"<s>": 256})
-        >>> enc.encode("a<s>", allowed_special={"<s>"})
-        [97, 256]
-        >>> enc.encode("a<s>", disallowed_special=())
-        [97, 60, 115, 62]
-
-        An encoding read from Hugging Face files follows the same rules for its special added
-        tokens (``allowed_special="all"`` gives the ids of ``tokenizers.Tokenizer.encode``); its
-        non-special added tokens are vocabulary, recognised always. Its post-processor adds the
-        model's tokens (``<s>`` ... ``</s>``) unless ``add_special_tokens=False``; this does
-        nothing for tiktoken files, which have no post-processor.
-        """
-        defaults = self._core_defaults
-        if (
-            defaults is not None
-            and allowed_special is _ALLOWED_DEFAULT
-            and disallowed_special is _DISALLOWED_DEFAULT
-        ):
-            # The common call in one step (try costs nothing; a context manager, or `*defaults`,
-            # would cost more than the call). `_run` below repeats it only to repair the text or
-            # word the error.
-            try:
-                return self._core.encode(text, defaults[0], defaults[1])
-            except (UnicodeEncodeError, _core.DisallowedSpecial):
-                pass
+        """:meth:`encode` where the compiled method does not answer it."""
         if self._hf is not None:
             call = self._hf_call(add_special_tokens)
             return self._run(call, text, allowed_special, disallowed_special)
@@ -701,7 +647,7 @@ class Encoding:
             disallowed_special,
         )
 
-    def count(
+    def _count_general(
         self,
         text: str,
         *,
@@ -709,24 +655,7 @@ class Encoding:
         disallowed_special: Literal["all"] | Collection[str] = _DISALLOWED_DEFAULT,
         add_special_tokens: bool = True,
     ) -> int:
-        """The number of tokens :meth:`encode` would return, without building the list.
-
-        >>> enc = Encoding("b", pat_str=r".", mergeable_ranks={bytes([b]): b for b in range(256)},
-        ...                special_tokens={})
-        >>> enc.count("héllo")
-        6
-        """
-        defaults = self._core_defaults
-        if (
-            defaults is not None
-            and allowed_special is _ALLOWED_DEFAULT
-            and disallowed_special is _DISALLOWED_DEFAULT
-        ):
-            # As in `encode`: one step for the common call.
-            try:
-                return self._core.count(text, defaults[0], defaults[1])
-            except (UnicodeEncodeError, _core.DisallowedSpecial):
-                pass
+        """:meth:`count` where the compiled method does not answer it."""
         if self._hf is not None:
             call = self._hf_call(add_special_tokens)
             return len(self._run(call, text, allowed_special, disallowed_special))
@@ -824,7 +753,7 @@ class Encoding:
         ChatML tokens that ``cl100k_base`` lacks:
         ``enc.with_special_tokens({"<|im_start|>": 100264, "<|im_end|>": 100265})``.
         """
-        if self._hf is not None or getattr(self._core, "is_pair_mode", False) is True:
+        if self._hf is not None or not isinstance(self._core, _core.RankEncoder):
             raise ValueError(
                 f"{self.name!r} was read from Hugging Face files, whose merges and added tokens a "
                 "copy made from ranks would lose: add the tokens to its tokenizer.json instead"

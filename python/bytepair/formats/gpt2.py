@@ -82,7 +82,7 @@ def load_gpt2_files(
     merges_data = Path(vocab_bpe).read_bytes()
     pattern = resolve_pattern(pat_str or GPT2)
     try:
-        core, specials = _core.CoreEncoding.from_gpt2(
+        core, specials = _core.RankEncoder.from_gpt2(
             encoder, merges_data, pattern, dict(special_tokens or {})
         )
     except ValueError as err:

@@ -170,26 +170,26 @@ def build_hf_encoding(
     except ValueError as err:
         raise ValueError(f"{source}: {err}") from None
 
-    added_specs = [
-        (
+    core_added = [
+        _core.AddedToken(
             t.content,
-            normalize(t.content) if (t.normalized and normalize is not None) else t.content,
             t.id,
-            t.special,
-            t.single_word,
-            t.lstrip,
-            t.rstrip,
-            t.normalized,
+            special=t.special,
+            pattern=normalize(t.content) if (t.normalized and normalize is not None) else None,
+            single_word=t.single_word,
+            lstrip=t.lstrip,
+            rstrip=t.rstrip,
+            normalized=t.normalized,
         )
         for t in tokens
     ]
     unk = options.get("unk_token")
     unknown = (vocab[unk], bool(options.get("fuse_unk"))) if isinstance(unk, str) else None
     try:
-        core = _core.CoreEncoding.from_hf(
+        core = _core.PairEncoder(
             vocab,
             stages,
-            added_specs,
+            core_added,
             merges=merges,
             merges_data=merges_data,
             ignore_merges=bool(options.get("ignore_merges")),
@@ -336,12 +336,12 @@ def tokenizer_json(enc: Encoding) -> dict[str, Any]:
     if hf is None:
         body = _rank_mode_components(enc)
     else:
-        entries = enc._core.pair_vocab() or []
+        core = enc._core
+        assert isinstance(core, _core.PairEncoder)
+        entries = core.pair_vocab()
         strings = {token_id: _vocab_string(b, alpha) for token_id, b, alpha in entries}
         vocab = {strings[i]: i for i in sorted(strings)}
-        merges = [
-            [strings[left], strings[right]] for left, right, _ in enc._core.pair_merges() or []
-        ]
+        merges = [[strings[left], strings[right]] for left, right, _ in core.pair_merges()]
         options = hf.config["model_options"]
         config = copy.deepcopy(hf.config)
         body = {

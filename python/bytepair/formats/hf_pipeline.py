@@ -9,7 +9,7 @@ A ``tokenizer.json`` describes a tokenizer as components; ``tokenizers`` runs, f
 4. a post-processor adds the model's special tokens (``<s>`` ... ``</s>``) when asked
    (``add_special_tokens=True``, the default of ``Tokenizer.encode``).
 
-Steps 1, 3 and the added-token matching of step 2 run in Rust (``CoreEncoding.encode_hf``). This
+Steps 1, 3 and the added-token matching of step 2 run in Rust (``PairEncoder.encode``). This
 module compiles the JSON components into what the core takes (pre-tokenizer stages, added-token
 tuples) and implements the rest in Python: normalizers (with :mod:`unicodedata`, applied between
 steps 1 and 2) and post-processors (a prefix and a suffix of ids).
@@ -510,7 +510,7 @@ class HfPipeline:
 
     def encode(
         self,
-        core: _core.CoreEncoding,
+        core: _core.PairEncoder,
         text: str,
         allowed: _core.SpecialSet | None,
         disallowed: _core.SpecialSet | None,
@@ -520,7 +520,7 @@ class HfPipeline:
         ``allowed``), the normalizer between them, the core, then the post-processor's ids if
         asked. ``_core.DisallowedSpecial`` if ``text`` spells a token of ``disallowed``."""
         if self.normalizer is None:
-            ids = core.encode_hf(text, allowed, disallowed)
+            ids = core.encode(text, allowed, disallowed)
         else:
             ids = []
             normalize = self.normalizer
@@ -528,7 +528,7 @@ class HfPipeline:
                 if isinstance(part, int):
                     ids.append(part)
                 else:
-                    ids.extend(core.encode_hf(normalize(part), allowed, first_pass=False))
+                    ids.extend(core.encode_normalized(normalize(part), allowed))
         if add_special_tokens and (self.prefix or self.suffix):
             return [*self.prefix, *ids, *self.suffix]
         return ids
