@@ -12,8 +12,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString, PyTuple};
+use pyo3::types::{PyDict, PyString, PyTuple, PyType};
 
+use crate::cpython::rebind_methods;
 use crate::encoder::Encoder;
 use crate::errors::DisallowedSpecial;
 use crate::model::EncoderCalls;
@@ -135,6 +136,14 @@ impl EncodingBase {
             compiled: OnceLock::new(),
             reinitialised: AtomicBool::new(false),
         }
+    }
+
+    /// Called for each new subclass: its instances call compiled methods of their own class
+    /// where it inherits these (see `cpython::rebind_methods`).
+    #[classmethod]
+    fn __init_subclass__(cls: &Bound<'_, PyType>) -> PyResult<()> {
+        let base = cls.py().get_type::<EncodingBase>();
+        rebind_methods(cls, &base, &["encode", "count", "encode_ordinary"])
     }
 
     /// Let the compiled calls answer for `encoder`: `encode_ordinary` if `ordinary`, and

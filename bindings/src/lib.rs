@@ -42,6 +42,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "DisallowedSpecial",
         m.py().get_type::<errors::DisallowedSpecial>(),
     )?;
+    // Whether this build has the paths that rely on CPython's object layout (`cpython/`).
+    m.add("CPYTHON_INTERNALS", cfg!(feature = "cpython-internals"))?;
     m.add_class::<train::PieceCounter>()?;
     m.add_function(wrap_pyfunction!(functions::byte_map_table, m)?)?;
     m.add_function(wrap_pyfunction!(functions::split, m)?)?;

@@ -9,6 +9,7 @@ import numpy.typing as npt
 from typing_extensions import Self, disjoint_base
 
 __all__ = [
+    "CPYTHON_INTERNALS",
     "AddedToken",
     "DisallowedSpecial",
     "Encoder",
@@ -23,6 +24,9 @@ __all__ = [
     "scanner_for",
     "split",
 ]
+
+CPYTHON_INTERNALS: bool
+"""Whether this build has the paths that rely on CPython's object layout (``bindings/src/cpython``)."""
 
 class DisallowedSpecial(ValueError):
     """Text spells a special token that the call disallowed; ``args[0]`` is the token."""
