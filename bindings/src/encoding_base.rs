@@ -138,11 +138,19 @@ impl EncodingBase {
         }
     }
 
-    /// Called for each new subclass: its instances call compiled methods of their own class
-    /// where it inherits these (see `cpython::rebind_methods`).
+    /// Called for each new subclass: a direct subclass (`bytepair.Encoding`) gets the compiled
+    /// methods as its own where it inherits them (see `cpython::rebind_methods`). Its subclasses
+    /// inherit those as they are: methods of theirs would be documented in their modules, where
+    /// doctest would then run `Encoding`'s examples.
     #[classmethod]
     fn __init_subclass__(cls: &Bound<'_, PyType>) -> PyResult<()> {
         let base = cls.py().get_type::<EncodingBase>();
+        if !cls
+            .getattr(intern!(cls.py(), "__bases__"))?
+            .contains(&base)?
+        {
+            return Ok(());
+        }
         rebind_methods(cls, &base, &["encode", "count", "encode_ordinary"])
     }
 

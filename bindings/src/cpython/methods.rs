@@ -3,10 +3,10 @@
 //! CPython's specialised call of a method descriptor (`CALL` on a method of a C type) applies
 //! only when the instance's type is exactly the descriptor's class; an instance of a subclass
 //! takes the generic call, which checks the type again. So that `Encoding`'s own instances get
-//! the specialised call, its compiled methods are made again as descriptors of `Encoding` (of
-//! each subclass that inherits them): the same C function, bound to the subclass. The descriptor
-//! of a Python class also says that the method is documented there (`__objclass__`,
-//! `__qualname__`), so that doctest finds its examples in the module that defines the class.
+//! the specialised call, its compiled methods are made again as descriptors of `Encoding`: the
+//! same C function, bound to the subclass. The descriptor of a Python class also says that the
+//! method is documented there (`__objclass__`, `__qualname__`), so that doctest finds its
+//! examples in the module that defines the class.
 
 use pyo3::ffi;
 use pyo3::prelude::*;
