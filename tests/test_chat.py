@@ -210,6 +210,7 @@ def lookalike_lines() -> list[str]:
     return path.read_text(encoding="utf-8").splitlines()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("template", [CHATML, LLAMA3], ids=["chatml", "llama3"])
 def test_lookalike_corpus_never_gives_control_ids(template: ChatTemplate) -> None:
     enc = encodings_for(template)
@@ -299,6 +300,7 @@ FRAGMENTS = st.sampled_from(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(
     st.lists(
@@ -428,6 +430,7 @@ def test_find_special_ignores_what_no_reader_takes_for_a_token(text: str) -> Non
     assert chat.find_special(text) == []
 
 
+@pytest.mark.slow
 def test_find_special_on_the_lookalike_corpus() -> None:
     enc = ours("llama3")
     names = enc.special_tokens_set | set(chat.KNOWN_CONTROL_TOKENS)
@@ -474,6 +477,7 @@ def test_sanitize() -> None:
         enc.sanitize("x", replacement=b"")  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_sanitize_the_lookalike_corpus() -> None:
     enc = ours("llama3")
     text = "\n".join(lookalike_lines())

@@ -19,6 +19,7 @@ from click.testing import CliRunner, Result
 import bytepair
 from bytepair.cli import cli
 
+from anchors import ours as enc
 from conftest import shared_path
 
 STRAWBERRY = "How many r's are in strawberry?"
@@ -27,10 +28,6 @@ STRAWBERRY = "How many r's are in strawberry?"
 @pytest.fixture(scope="module")
 def vocab() -> str:
     return str(shared_path("vocab"))
-
-
-def enc(name: str) -> bytepair.Encoding:
-    return bytepair.get_encoding(name, vocab_dir=shared_path("vocab"))
 
 
 def run(*args: str, input: str | bytes | None = None, env: dict[str, str] | None = None) -> Result:

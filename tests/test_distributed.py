@@ -187,6 +187,7 @@ lines = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -361,6 +362,7 @@ def inodes(directory: Path) -> dict[str, int]:
     return {p.name: p.stat().st_ino for p in sorted(directory.glob("shard-*"))}
 
 
+@pytest.mark.slow
 def test_tokenize_local_matches_one_process(
     tmp_path: Path, corpus: list[str], enc: bytepair.Encoding
 ) -> None:
@@ -416,6 +418,7 @@ def test_tokenize_local_matches_one_process(
     assert as_lists(out) == [enc.encode_ordinary(d) for d in docs[:2]]
 
 
+@pytest.mark.slow
 def test_local_worker_killed_mid_job_is_replaced(
     tmp_path: Path, corpus: list[str], enc: bytepair.Encoding
 ) -> None:
@@ -435,6 +438,7 @@ def test_local_worker_killed_mid_job_is_replaced(
     assert not list((tmp_path / "out").glob(".*"))  # its temporary file was removed
 
 
+@pytest.mark.slow
 def test_rerun_after_a_failure_skips_finished_shards(
     tmp_path: Path, corpus: list[str], enc: bytepair.Encoding
 ) -> None:
@@ -456,6 +460,7 @@ def test_rerun_after_a_failure_skips_finished_shards(
     assert as_lists(out) == one_process_tokens(enc, docs)
 
 
+@pytest.mark.slow
 def test_train_local_matches_bytepair_train(corpus: list[str]) -> None:
     docs = one_process_documents(corpus)
     expected = bytepair.train(
@@ -489,6 +494,7 @@ def test_train_local_matches_bytepair_train(corpus: list[str]) -> None:
 
 
 # datasets forks its workers; Python 3.12+ warns when the forking process has threads.
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 def test_hf_datasets_map_with_num_proc(corpus: list[str], enc: bytepair.Encoding) -> None:
     datasets = pytest.importorskip("datasets")
@@ -527,6 +533,7 @@ def ray_cluster() -> Iterator[Any]:
     ray.shutdown()
 
 
+@pytest.mark.slow
 def test_tokenize_ray_matches_one_process(
     ray_cluster: Any, tmp_path: Path, corpus: list[str], enc: bytepair.Encoding
 ) -> None:
@@ -550,6 +557,7 @@ def test_tokenize_ray_matches_one_process(
         assert np.array_equal(a, np.load(tmp_path / "local" / info.tokens_file))
 
 
+@pytest.mark.slow
 def test_ray_worker_killed_mid_job_is_retried(
     ray_cluster: Any, tmp_path: Path, corpus: list[str], enc: bytepair.Encoding
 ) -> None:
@@ -569,6 +577,7 @@ def test_ray_worker_killed_mid_job_is_retried(
     assert not list((tmp_path / "out").glob(".*"))
 
 
+@pytest.mark.slow
 def test_train_ray_matches_bytepair_train(ray_cluster: Any, corpus: list[str]) -> None:
     docs = one_process_documents(corpus)
     expected = bytepair.train(docs, vocab_size=450, pattern="cl100k", show_progress=False)

@@ -38,6 +38,7 @@ def toy() -> bytepair.Encoding:
 # ---- exactness against tiktoken on every corpus file -----------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", CORPUS or [None], ids=corpus_id if CORPUS else None)
 @pytest.mark.parametrize("name", TIKTOKEN_NAMES)
 def test_ids_equal_tiktoken_on_corpus(name: str, path: object) -> None:

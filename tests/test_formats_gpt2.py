@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import pytest
 from formats_support import corpus_samples, difference
 
 import bytepair
@@ -39,6 +40,7 @@ def test_gpt2_files_equal_tiktoken_gpt2() -> None:
     _compare(enc, reference)
 
 
+@pytest.mark.slow
 def test_llama32_files_equal_llama3() -> None:
     folder = shared_path("vocab", "llama3.2-gpt2fmt")
     enc = Encoding.from_gpt2_files(

@@ -61,6 +61,7 @@ def pair(request: pytest.FixtureRequest) -> tuple[Encoding, tokenizers.Tokenizer
     return enc, tk
 
 
+@pytest.mark.slow
 def test_corpus_ids_and_text(pair: tuple[Encoding, tokenizers.Tokenizer]) -> None:
     enc, tk = pair
     samples = corpus_samples()
@@ -73,6 +74,7 @@ def test_corpus_ids_and_text(pair: tuple[Encoding, tokenizers.Tokenizer]) -> Non
         assert enc.decode(w) == tk.decode(w), label
 
 
+@pytest.mark.slow
 def test_special_tokens_as_added_tokens(pair: tuple[Encoding, tokenizers.Tokenizer]) -> None:
     enc, tk = pair
     # Entries that no merge makes are taken as special tokens (GPT-2's <|endoftext|>, SmolLM's

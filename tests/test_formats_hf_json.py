@@ -40,6 +40,7 @@ def pair(request: pytest.FixtureRequest) -> tuple[Encoding, Any]:
     return Encoding.from_tokenizer_json(path), hf_tokenizer(path)
 
 
+@pytest.mark.slow
 def test_corpus_ids_and_text(pair: tuple[Encoding, Any]) -> None:
     enc, tk = pair
     # Each file's start with add_special_tokens=True (the default), its middle with False, and
@@ -62,6 +63,7 @@ def test_corpus_ids_and_text(pair: tuple[Encoding, Any]) -> None:
     assert enc.encode(text, allowed_special="all") == tk.encode(text).ids, label
 
 
+@pytest.mark.slow
 def test_corpus_lines(pair: tuple[Encoding, Any]) -> None:
     enc, tk = pair
     lines = corpus_lines()
@@ -72,6 +74,7 @@ def test_corpus_lines(pair: tuple[Encoding, Any]) -> None:
         assert got == w, difference(f"{enc.name} {label}", w, got)
 
 
+@pytest.mark.slow
 def test_ordinary_is_tokenizers_with_encode_special_tokens(pair: tuple[Encoding, Any]) -> None:
     enc, tk = pair
     tk.encode_special_tokens = True
@@ -84,6 +87,7 @@ def test_ordinary_is_tokenizers_with_encode_special_tokens(pair: tuple[Encoding,
         assert enc.encode_ordinary(text) == w, difference(enc.name, w, enc.encode_ordinary(text))
 
 
+@pytest.mark.slow
 def test_counts_numpy_and_batches_agree(pair: tuple[Encoding, Any]) -> None:
     enc, _ = pair
     texts = [t for _, t in corpus_samples(2000)[:20]]

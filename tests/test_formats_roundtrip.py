@@ -20,6 +20,9 @@ from bytepair.formats import convert, load
 
 from conftest import shared_path
 
+# Round trips of every real vocabulary through every format: minutes, so out of the fast loop.
+pytestmark = pytest.mark.slow
+
 SMALL = 3000  # characters per corpus sample here: the point is the round trip, not the corpus
 
 TIKTOKEN_NAMES = ["r50k_base", "p50k_base", "cl100k_base", "o200k_base", "llama3"]

@@ -194,6 +194,7 @@ def test_corpus_sample_covers_every_category() -> None:
     assert len(labels) > 200
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(ENCODINGS))
 def test_ids_equal_tiktoken_on_corpus(name: str) -> None:
     ref, tk = encoders(name)
@@ -236,6 +237,7 @@ def test_golden_ids() -> None:
     assert encoders("o200k_base")[0].encode("hello world") == [24912, 2375]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [n for n in ENCODINGS if n != "gpt2"])
 def test_every_token_merges_back_into_itself(name: str) -> None:
     # The whole-piece lookup in encode_piece is then a shortcut that never changes ids.

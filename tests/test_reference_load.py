@@ -20,6 +20,7 @@ from conftest import shared_path
 # ---- real files ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_llama32_gpt2_format_without_header_equals_llama3_tiktoken_file() -> None:
     # ollama's vocab.bpe has no "#version" line (line 1 is a merge), 233 merges that start with
     # "#", and several merges per token, some with a half that ranks after the result.
@@ -31,6 +32,7 @@ def test_llama32_gpt2_format_without_header_equals_llama3_tiktoken_file() -> Non
     assert specials == {}
 
 
+@pytest.mark.slow
 def test_qwen2_crlf_merges_and_hash_lines(tmp_path: Path) -> None:
     vocab = shared_path("vocab", "qwen2")
     raw = (vocab / "merges.txt").read_bytes()

@@ -60,6 +60,7 @@ def corpus(category: str, total: int) -> list[str]:
 CORPORA = [("english", "gpt2"), ("code", "cl100k"), ("multilingual", "o200k")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("category", "pattern"), CORPORA)
 @pytest.mark.parametrize("vocab_size", [300, 1000])
 def test_merges_equal_rustbpe(category: str, pattern: str, vocab_size: int) -> None:
@@ -69,6 +70,7 @@ def test_merges_equal_rustbpe(category: str, pattern: str, vocab_size: int) -> N
     assert merges_to_ranks(merges) == rustbpe_ranks(texts, vocab_size, pattern)
 
 
+@pytest.mark.slow
 def test_merges_equal_rustbpe_large_vocab() -> None:
     texts = corpus("english", 300_000) + corpus("code", 200_000)
     merges = train_from_counts(count_pieces(texts, "cl100k"), 3000)
@@ -84,6 +86,7 @@ any_texts = st.text(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     texts=st.lists(small_texts | any_texts, max_size=6),

@@ -58,6 +58,7 @@ def test_cache_dir_is_used_and_hash_checked(
         registry.find_vocab_file("r50k_base")
 
 
+@pytest.mark.slow
 def test_to_tiktoken_and_to_hf_give_the_same_ids() -> None:
     enc = ours("cl100k_base")
     text = "Héllo wörld, 你好! <|endoftext|> 12345 \n\n  code()"

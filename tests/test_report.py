@@ -30,6 +30,7 @@ from bytepair.report import (
     token_report,
 )
 
+from anchors import ours as enc
 from conftest import shared_path
 
 MODULES = [
@@ -40,10 +41,6 @@ MODULES = [
     "bytepair.report.render",
     "bytepair.report.show",
 ]
-
-
-def enc(name: str) -> bytepair.Encoding:
-    return bytepair.get_encoding(name, vocab_dir=shared_path("vocab"))
 
 
 @pytest.fixture

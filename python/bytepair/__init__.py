@@ -8,7 +8,11 @@
 
 from __future__ import annotations
 
+# Importing the tokenizer models registers the file values each builds (bytepair.formats.builders):
+# _rank for tiktoken and GPT-2 files, hf for Hugging Face files.
+from bytepair import _rank as _rank
 from bytepair import formats as formats
+from bytepair import hf as hf
 from bytepair.encoding import Encoding as Encoding
 from bytepair.encoding import StreamDecoder as StreamDecoder
 from bytepair.registry import encoding_for_model as encoding_for_model

@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 CPYTHON_INTERNALS: bool
-"""Whether this build has the paths that rely on CPython's object layout (``bindings/src/cpython``)."""
+"""Whether this build has the paths that rely on CPython's object layout (``cpython/``)."""
 
 class DisallowedSpecial(ValueError):
     """Text spells a special token that the call disallowed; ``args[0]`` is the token."""

@@ -40,21 +40,20 @@ they are (no ``\\r\\n`` translation).
 from __future__ import annotations
 
 import glob
-import importlib
 import os
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Literal, Union
 
 from bytepair import _core
+from bytepair._progress import Progress, progress_bar
 from bytepair.encoding import Encoding
 from bytepair.patterns import resolve_pattern
 
-__all__ = ["count_pieces", "merges_to_ranks", "train"]
+__all__ = ["TrainOptions", "count_pieces", "merges_to_ranks", "train"]
 
 PathArg = Union[str, "os.PathLike[str]"]
 Source = Union[str, "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]]
-Progress = Callable[[int], object]
 
 _BATCH_BYTES = 8 << 20  # texts from an iterable are handed to Rust in batches of about this size
 _BATCH_ITEMS = 1 << 16
@@ -67,29 +66,6 @@ def _threads(num_threads: int | None) -> int:
     if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1:
         raise ValueError(f"num_threads must be a positive int or None, got {num_threads!r}")
     return num_threads
-
-
-@contextmanager
-def _progress_bar(
-    enabled: bool, desc: str, unit: str, total: int | None = None
-) -> Iterator[Progress | None]:
-    """A tqdm bar's ``update`` if asked for and tqdm is installed (it is optional), else None.
-
-    The bar appears only for work that lasts more than half a second.
-    """
-    if not enabled:
-        yield None
-        return
-    try:
-        tqdm = importlib.import_module("tqdm").tqdm
-    except ImportError:
-        yield None
-        return
-    bar = tqdm(desc=desc, total=total, unit=unit, unit_scale=unit == "B", delay=0.5)
-    try:
-        yield bar.update
-    finally:
-        bar.close()
 
 
 def _expand_path(path: PathArg) -> list[str]:
@@ -179,7 +155,7 @@ def count_pieces(
     """
     counter = _core.PieceCounter(resolve_pattern(pattern))
     threads = _threads(num_threads)
-    with _progress_bar(show_progress, "counting", "B") as progress:
+    with progress_bar("counting", enabled=show_progress) as progress:
         if source is not None:
             _feed(counter, source, threads, progress)
         for f in _file_list(files):
@@ -252,35 +228,87 @@ def train(
     >>> enc.encode("the mat<|end|>", allowed_special="all")
     [258, 261, 256, 262]
     """
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 256:
-        raise ValueError(
-            f"vocab_size must be an int of at least 256 (the bytes), got {vocab_size!r}"
-        )
-    if isinstance(min_frequency, bool) or not isinstance(min_frequency, int) or min_frequency < 0:
-        raise ValueError(f"min_frequency must be an int >= 0, got {min_frequency!r}")
-    if tie_break not in ("bytepair", "hf"):
-        raise ValueError(f'tie_break must be "bytepair" or "hf", got {tie_break!r}')
-    if isinstance(special_tokens, str):
-        raise TypeError("special_tokens is a list of strings, not one string")
-    specials = list(dict.fromkeys(special_tokens or ()))
-    for s in specials:
-        if not isinstance(s, str) or not s:
-            raise ValueError(f"special tokens must be non-empty strings, got {s!r}")
+    options = TrainOptions(
+        vocab_size=vocab_size,
+        pattern=pattern,
+        special_tokens=special_tokens,  # type: ignore[arg-type]  # checked and made a tuple
+        min_frequency=min_frequency,
+        tie_break=tie_break,
+        name=name,
+    )
     if source is None and files is None:
         raise TypeError("train() needs a source (text, iterable of texts, path) or files=")
     threads = _threads(num_threads)
-
     counter = count_pieces(
         source, pattern=pattern, files=files, num_threads=threads, show_progress=show_progress
     )
-    with _progress_bar(show_progress, "merging", " merges", vocab_size - 256) as progress:
-        merges = counter.train(
-            vocab_size, min_frequency, tie_break, threads, progress, consume=True
+    return options.learn(counter, threads, show_progress=show_progress)
+
+
+@dataclass(frozen=True)
+class TrainOptions:
+    """What training learns, checked once on construction: :func:`train` and
+    :func:`bytepair.distributed.train` both build one and let it run the merge loop.
+
+    >>> TrainOptions(vocab_size=100)
+    Traceback (most recent call last):
+    ...
+    ValueError: vocab_size must be an int of at least 256 (the bytes), got 100
+    >>> TrainOptions(vocab_size=300, special_tokens=["<a>", "<a>", "<b>"]).special_tokens
+    ('<a>', '<b>')
+    """
+
+    vocab_size: int
+    pattern: str = "o200k"
+    special_tokens: tuple[str, ...] = ()
+    """In id order, duplicates dropped (any iterable of strings is accepted)."""
+    min_frequency: int = 0
+    tie_break: Literal["bytepair", "hf"] = "bytepair"
+    name: str = "trained"
+
+    def __post_init__(self) -> None:
+        vocab_size, min_frequency = self.vocab_size, self.min_frequency
+        if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 256:
+            raise ValueError(
+                f"vocab_size must be an int of at least 256 (the bytes), got {vocab_size!r}"
+            )
+        if (
+            isinstance(min_frequency, bool)
+            or not isinstance(min_frequency, int)
+            or min_frequency < 0
+        ):
+            raise ValueError(f"min_frequency must be an int >= 0, got {min_frequency!r}")
+        if self.tie_break not in ("bytepair", "hf"):
+            raise ValueError(f'tie_break must be "bytepair" or "hf", got {self.tie_break!r}')
+        given: Iterable[str] | None = self.special_tokens
+        if isinstance(given, str):
+            raise TypeError("special_tokens is a list of strings, not one string")
+        specials = tuple(dict.fromkeys(given or ()))
+        for s in specials:
+            if not isinstance(s, str) or not s:
+                raise ValueError(f"special tokens must be non-empty strings, got {s!r}")
+        object.__setattr__(self, "special_tokens", specials)
+
+    def learn(
+        self, counter: _core.PieceCounter, num_threads: int, *, show_progress: bool
+    ) -> Encoding:
+        """Run the merge loop on ``counter`` (its counts are consumed) and build the encoding:
+        the merges' ranks, then the special tokens numbered after the last one."""
+        with progress_bar(
+            "merging", self.vocab_size - 256, " merges", enabled=show_progress
+        ) as progress:
+            merges = counter.train(
+                self.vocab_size,
+                self.min_frequency,
+                self.tie_break,
+                num_threads,
+                progress,
+                consume=True,
+            )
+        ranks = merges_to_ranks(merges)
+        return Encoding(
+            self.name,
+            pat_str=resolve_pattern(self.pattern),
+            mergeable_ranks=ranks,
+            special_tokens={s: len(ranks) + i for i, s in enumerate(self.special_tokens)},
         )
-    ranks = merges_to_ranks(merges)
-    return Encoding(
-        name,
-        pat_str=resolve_pattern(pattern),
-        mergeable_ranks=ranks,
-        special_tokens={s: len(ranks) + i for i, s in enumerate(specials)},
-    )

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from bytepair.distributed.tokenizing import check_positive, resolve_eot
 from bytepair.encoding import Encoding
 
 
@@ -57,8 +58,6 @@ class DatasetEncoder:
         append_eot: bool | str = True,
         num_threads: int = 1,
     ) -> None:
-        from bytepair.distributed.tokenizing import check_positive, resolve_eot
-
         if not isinstance(encoding, Encoding):
             raise TypeError(f"encoding must be a bytepair.Encoding, got {type(encoding).__name__}")
         self.encoding = encoding
@@ -97,8 +96,8 @@ class DatasetEncoder:
             "eot": self.eot,
             "num_threads": self.num_threads,
         }
-        if type(enc) is not Encoding or getattr(enc, "_hf", None) is not None:
-            # A subclass, or a Hugging Face pipeline: the encoding pickles itself.
+        if type(enc) is not Encoding:
+            # Another model (a Hugging Face pipeline) or a subclass: the encoding pickles itself.
             return {**state, "encoding": enc}
         # A plain BPE encoding: its parts in a fixed order (the ranks dict's order can vary).
         ranks = sorted(enc._mergeable_ranks.items(), key=lambda kv: kv[1])

@@ -35,8 +35,9 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from bytepair._io import write_atomic
 from bytepair.encoding import Encoding
-from bytepair.registry import write_atomic
+from bytepair.formats.values import RankVocabulary
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -71,8 +72,9 @@ def encoding_info(encoding: Encoding) -> dict[str, Any]:
         "vocab_sha256": vocab_sha256(encoding),
         "special_tokens_sha256": hashlib.sha256(specials.encode()).hexdigest(),
     }
-    if getattr(encoding, "_hf", None) is not None:
-        # A Hugging Face pipeline (normalizer, added tokens, ...) is more than the vocabulary.
+    if not isinstance(encoding.vocabulary(), RankVocabulary):
+        # A model other than ranks (a Hugging Face pipeline: normalizer, added tokens, ...) is
+        # more than the vocabulary.
         state = json.dumps(encoding.__getstate__(), sort_keys=True, default=repr)
         info["pipeline_sha256"] = hashlib.sha256(state.encode()).hexdigest()
     return info

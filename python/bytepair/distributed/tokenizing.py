@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from bytepair._progress import progress_bar
 from bytepair.distributed import engines
-from bytepair.distributed._deps import progress_bar
 from bytepair.distributed.engines import Engine
 from bytepair.distributed.inputs import (
     SAMPLE_BY,
@@ -269,7 +269,7 @@ def tokenize(
         num_threads=threads_per_worker,
     )
     total = sum(s.size for s in todo)
-    with progress_bar(show_progress and bool(todo), "tokenizing", total) as advance:
+    with progress_bar("tokenizing", total, enabled=show_progress and bool(todo)) as advance:
         for i, record in engines.run(
             job,
             todo,

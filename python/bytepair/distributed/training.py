@@ -9,14 +9,11 @@ The merge loop runs on the calling node over the aggregated counts, exactly as i
 process.
 
 Memory. The reduce and merge node holds the table of unique pieces, which grows more slowly
-than the corpus (Heaps' law, unique pieces ~ K * size^beta). Measured on the shared English,
-code and multilingual corpora with the o200k pattern (``benchmarks/bench_distributed.py``,
-``BENCHMARKS.md``): 38k unique pieces in 1 MB, 282k in 16 MB, 463k in 34 MB, beta ~ 0.7; the
-counter takes ~90 bytes per unique piece and the merge loop peaks at ~260 bytes per unique
-piece (120 MB for those 463k). Extrapolated with that beta, 10 GB of such text has ~25M unique
-pieces (~6.5 GB at the merge peak); web-scale corpora grow more slowly (beta falls as the
-vocabulary of a language saturates) but can reach hundreds of millions. The map workers need
-only their own shard's table. To bound the merge node, drop rare pieces between the phases (the
+than the corpus (Heaps' law, unique pieces ~ K * size^beta, with beta below 1); the merge loop
+needs a few times the counter's memory per unique piece (``benchmarks/bench_distributed.py``
+measures both; the figures are in ``docs/performance.md``). Web-scale corpora can still reach
+hundreds of millions of unique pieces. The map workers need only their own shard's table. To
+bound the merge node, drop rare pieces between the phases (the
 merges then approximate those of the full table)::
 
     counts = count_pieces(files, pattern="o200k", engine="ray")
@@ -33,8 +30,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from bytepair import _core
+from bytepair._progress import progress_bar
 from bytepair.distributed import engines
-from bytepair.distributed._deps import progress_bar
 from bytepair.distributed.engines import Engine
 from bytepair.distributed.inputs import (
     SAMPLE_BY,
@@ -49,7 +46,7 @@ from bytepair.distributed.inputs import (
 from bytepair.distributed.tokenizing import DEFAULT_SHARD_SIZE, check_engine, check_positive
 from bytepair.encoding import Encoding
 from bytepair.patterns import resolve_pattern
-from bytepair.train import merges_to_ranks
+from bytepair.train import TrainOptions
 
 _BATCH_CHARS = 4 << 20
 
@@ -117,7 +114,7 @@ def count_pieces(
     shards = plan_shards(files, shard_size, sample_by)
     job = CountJob(pat, Reader(files, text_field, sample_by, decode_errors), threads_per_worker)
     size = sum(s.size for s in shards)
-    with progress_bar(show_progress, "counting", size) as advance:
+    with progress_bar("counting", size, enabled=show_progress) as advance:
         for i, items in engines.run(
             job,
             shards,
@@ -163,19 +160,14 @@ def train(
     :func:`bytepair.train` on the same documents (for ``.txt`` files read whole, those of
     ``bytepair.train(files=...)``).
     """
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 256:
-        raise ValueError(
-            f"vocab_size must be an int of at least 256 (the bytes), got {vocab_size!r}"
-        )
-    check_positive("min_frequency", min_frequency, 0)
-    if tie_break not in ("bytepair", "hf"):
-        raise ValueError(f'tie_break must be "bytepair" or "hf", got {tie_break!r}')
-    if isinstance(special_tokens, str):
-        raise TypeError("special_tokens is a list of strings, not one string")
-    specials = list(dict.fromkeys(special_tokens or ()))
-    for s in specials:
-        if not isinstance(s, str) or not s:
-            raise ValueError(f"special tokens must be non-empty strings, got {s!r}")
+    options = TrainOptions(
+        vocab_size=vocab_size,
+        pattern=pattern,
+        special_tokens=special_tokens,  # type: ignore[arg-type]  # checked and made a tuple
+        min_frequency=min_frequency,
+        tie_break=tie_break,
+        name=name,
+    )
     threads = (os.cpu_count() or 1) if merge_threads is None else merge_threads
     check_positive("merge_threads", threads)
 
@@ -194,12 +186,4 @@ def train(
         show_progress=show_progress,
         filesystem=filesystem,
     )
-    with progress_bar(show_progress, "merging", vocab_size - 256, " merges") as advance:
-        merges = counter.train(vocab_size, min_frequency, tie_break, threads, advance, consume=True)
-    ranks = merges_to_ranks(merges)
-    return Encoding(
-        name,
-        pat_str=resolve_pattern(pattern),
-        mergeable_ranks=ranks,
-        special_tokens={s: len(ranks) + i for i, s in enumerate(specials)},
-    )
+    return options.learn(counter, threads, show_progress=show_progress)

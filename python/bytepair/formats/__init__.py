@@ -15,6 +15,10 @@ HF ``tokenizer.json``              pair merges + pipeline      ``tokenizers.Toke
 writes ``tiktoken``, ``hf`` (``tokenizer.json``) or ``gpt2`` (``encoder.json`` + ``vocab.bpe``);
 :func:`convert` does both, for the ``bytepair convert`` command.
 
+The formats parse files into plain values and write values back
+(:mod:`bytepair.formats.values`); they know no tokenizer model. The models build encodings from
+the parsed values (:mod:`bytepair.formats.builders`).
+
 Special tokens follow tiktoken's rules whatever the format: text that spells one raises
 ``ValueError`` unless ``allowed_special`` allows it (or ``disallowed_special=()`` makes it plain
 text). For Hugging Face files the special tokens are the added tokens marked ``special``;
@@ -42,9 +46,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from bytepair.encoding import Encoding
+from bytepair._io import write_atomic
 from bytepair.formats.common import StrPath
 from bytepair.formats.detect import Detected, detect
+from bytepair.formats.gpt2 import load_gpt2_files, write_gpt2_files
+from bytepair.formats.hf_files import load_hf_files
+from bytepair.formats.hf_json import load_tokenizer_json, write_tokenizer_json
+from bytepair.formats.tiktoken_file import load_tiktoken, tiktoken_bytes
+from bytepair.formats.values import HasVocabulary
 
 __all__ = ["Detected", "convert", "detect", "load", "save"]
 
@@ -58,18 +67,14 @@ def load(
     special_tokens: Mapping[str, int] | None = None,
     name: str | None = None,
     **options: Any,
-) -> Encoding:
+) -> Any:
     """Read the vocabulary at ``path`` (a file or a folder), whatever its format.
 
     ``pat_str`` and ``special_tokens`` apply to the formats that do not hold them (tiktoken,
     GPT-2 and HF vocabulary files); a ``tokenizer.json`` has its own, and passing them is an
-    error. ``options`` go to :func:`bytepair.formats.gpt2.load_hf_files` (``normalizer``,
-    ``pre_tokenizer``, ``ignore_merges``).
+    error. ``options`` go to :func:`bytepair.formats.hf_files.load_hf_files` (``normalizer``,
+    ``pre_tokenizer``, ``ignore_merges``). Returns the encoding (a ``bytepair.Encoding``).
     """
-    from bytepair.formats.gpt2 import load_gpt2_files, load_hf_files
-    from bytepair.formats.hf_json import load_tokenizer_json
-    from bytepair.formats.tiktoken_file import load_tiktoken
-
     found = detect(path)
     if options and found.kind != "hf-files":
         raise TypeError(f"{path}: options {sorted(options)} apply to vocab.json + merges.txt only")
@@ -98,7 +103,7 @@ def load(
     )
 
 
-def save(enc: Encoding, path: StrPath, *, format: SaveFormat) -> list[Path]:
+def save(enc: HasVocabulary, path: StrPath, *, format: SaveFormat) -> list[Path]:
     """Write ``enc`` to ``path`` in ``format``; returns the files written (atomically).
 
     - ``"tiktoken"``: ranks only (``path`` may be a folder: ``<name>.tiktoken`` in it); load it
@@ -107,6 +112,7 @@ def save(enc: Encoding, path: StrPath, *, format: SaveFormat) -> list[Path]:
     - ``"gpt2"``: ``encoder.json`` + ``vocab.bpe`` in the folder ``path``.
 
     >>> import tempfile, pathlib
+    >>> from bytepair import Encoding
     >>> from bytepair.patterns import GPT2
     >>> enc = Encoding("b", pat_str=GPT2, mergeable_ranks={bytes([b]): b for b in range(256)},
     ...                special_tokens={})
@@ -114,11 +120,6 @@ def save(enc: Encoding, path: StrPath, *, format: SaveFormat) -> list[Path]:
     >>> [p.name for p in save(enc, folder, format="gpt2") + save(enc, folder, format="tiktoken")]
     ['encoder.json', 'vocab.bpe', 'b.tiktoken']
     """
-    from bytepair.formats.gpt2 import write_gpt2_files
-    from bytepair.formats.hf_json import write_tokenizer_json
-    from bytepair.formats.tiktoken_file import tiktoken_bytes
-    from bytepair.registry import write_atomic
-
     if format == "hf":
         return write_tokenizer_json(enc, path)
     if format == "gpt2":

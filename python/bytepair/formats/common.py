@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from bytepair._io import write_all_or_nothing, write_atomic
 from bytepair.bytes_unicode import decode_chars
 
 __all__ = [
@@ -113,64 +114,7 @@ def token_bytes(text: str) -> bytes:
         return text.encode("utf-8")
 
 
-def write_all_or_nothing(files: Mapping[Path, bytes]) -> None:
-    """Write several files so that readers see all the old ones or all the new ones.
-
-    Each file is first written in full beside its target (and synced), then the targets are
-    replaced one by one; if anything fails on the way (an error, an interrupt), the files already
-    replaced are put back from hard links to their old contents, and every temporary file is
-    removed. Only a crash of the whole process between two renames can leave a mix.
-
-    >>> import tempfile, pathlib
-    >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> write_all_or_nothing({folder / "a": b"1", folder / "b": b"2"})
-    >>> sorted(p.name for p in folder.iterdir())
-    ['a', 'b']
-    """
-    import shutil
-    import tempfile
-    import uuid
-
-    staged: list[tuple[Path, Path]] = []
-    backups: dict[Path, Path] = {}
-    replaced: list[Path] = []
-    try:
-        for final, data in files.items():
-            final.parent.mkdir(parents=True, exist_ok=True)
-            fd, name = tempfile.mkstemp(dir=final.parent, prefix=f".{final.name}.", suffix=".tmp")
-            staged.append((Path(name), final))
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-        for tmp, final in staged:
-            if final.exists():
-                backup = final.with_name(f".{final.name}.{uuid.uuid4().hex}.old")
-                try:
-                    os.link(final, backup)
-                except OSError:
-                    shutil.copy2(final, backup)
-                backups[final] = backup
-            os.replace(tmp, final)
-            replaced.append(final)
-    except BaseException:
-        for final in reversed(replaced):
-            old = backups.pop(final, None)
-            if old is not None:
-                os.replace(old, final)
-            else:
-                final.unlink(missing_ok=True)
-        raise
-    finally:
-        for staged_file, _ in staged:
-            staged_file.unlink(missing_ok=True)
-        for old in backups.values():
-            old.unlink(missing_ok=True)
-
-
 def write_json(path: Path, obj: Mapping[str, Any] | list[Any], *, indent: int | None = 2) -> None:
     """Write JSON atomically (non-ASCII as is, like ``tokenizers``)."""
-    from bytepair.registry import write_atomic
-
     text = json.dumps(obj, ensure_ascii=False, indent=indent)
     write_atomic(path, (text + "\n").encode("utf-8"))

@@ -1,4 +1,4 @@
-"""Hugging Face ``tokenizer.json``: reading it into an :class:`~bytepair.Encoding`, writing one.
+"""Hugging Face ``tokenizer.json``: reading its components, writing one.
 
 Reading follows ``tokenizers`` 0.23 step by step (see :mod:`bytepair.formats.hf_pipeline` for the
 components): the model must be a byte-level BPE (``ByteLevel`` pre-tokenizer and decoder, no
@@ -30,33 +30,22 @@ Writing produces a file that ``tokenizers.Tokenizer.from_file`` reads with ident
 from __future__ import annotations
 
 import copy
-import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from bytepair import _core, patterns
+from bytepair import patterns
 from bytepair.bytes_unicode import encode_bytes
-from bytepair.encoding import Encoding
+from bytepair.formats.builders import build
 from bytepair.formats.common import StrPath, check_vocab, encoding_name, read_json, write_json
-from bytepair.formats.hf_pipeline import (
-    AddedToken,
-    HfPipeline,
-    _field,
-    added_tokens_of,
-    assign_added_ids,
-    check_byte_level,
-    check_decoder,
-    normalizer_of,
-    post_processor_of,
-    stages_of,
-)
+from bytepair.formats.hf_pipeline import AddedToken, _field, added_tokens_of
 from bytepair.formats.regex_dialects import rust_to_onig
+from bytepair.formats.values import HasVocabulary, HfComponents, RankVocabulary
 
 __all__ = [
     "BYTE_LEVEL",
-    "build_hf_encoding",
     "load_tokenizer_json",
+    "parse_tokenizer_json",
     "tiktoken_compatibility",
     "tokenizer_json",
     "write_tokenizer_json",
@@ -130,101 +119,18 @@ def _model_options(model: Mapping[str, Any], vocab: Mapping[str, int]) -> dict[s
     }
 
 
-def build_hf_encoding(
-    *,
-    name: str,
-    source: str,
-    vocab: dict[str, int],
-    merges: list[tuple[str, str]] | None,
-    merges_data: bytes | None,
-    options: Mapping[str, Any],
-    normalizer: Any,
-    pre_tokenizer: Any,
-    post_processor: Any,
-    decoder: Any,
-    added: Sequence[tuple[AddedToken, int]],
-) -> Encoding:
-    """Build an encoding from Hugging Face components (JSON values, as in ``tokenizer.json``).
-
-    ``added`` holds each added token with the id its file gives it (``tokenizers`` recomputes
-    ids; a difference is warned about, as ``tokenizers`` does). Errors name ``source``.
-    """
-    try:
-        normalize = normalizer_of(normalizer, "normalizer")
-        stages = stages_of(pre_tokenizer, "pre_tokenizer")
-        check_byte_level(stages, "pre_tokenizer")
-        check_decoder(decoder, "decoder")
-        tokens, specials = assign_added_ids([t for t, _ in added], vocab)
-        for token, file_id in added:
-            given = next((t.id for t in tokens if t.content == token.content), file_id)
-            if given != file_id:
-                warnings.warn(
-                    f"{source}: added token {token.content!r} has id {file_id} in the file, but "
-                    f"tokenizers gives it id {given}; using {given}",
-                    stacklevel=3,
-                )
-        by_content = {t.content: t.id for t in tokens}
-        prefix, suffix = post_processor_of(
-            post_processor, "post_processor", lambda t: by_content.get(t, vocab.get(t))
-        )
-    except ValueError as err:
-        raise ValueError(f"{source}: {err}") from None
-
-    core_added = [
-        _core.AddedToken(
-            t.content,
-            t.id,
-            special=t.special,
-            pattern=normalize(t.content) if (t.normalized and normalize is not None) else None,
-            single_word=t.single_word,
-            lstrip=t.lstrip,
-            rstrip=t.rstrip,
-            normalized=t.normalized,
-        )
-        for t in tokens
-    ]
-    unk = options.get("unk_token")
-    unknown = (vocab[unk], bool(options.get("fuse_unk"))) if isinstance(unk, str) else None
-    try:
-        core = _core.PairEncoder(
-            vocab,
-            stages,
-            core_added,
-            merges=merges,
-            merges_data=merges_data,
-            ignore_merges=bool(options.get("ignore_merges")),
-            unknown=unknown,
-        )
-    except ValueError as err:
-        raise ValueError(f"{source}: {err}") from None
-
-    special_tokens = {t.content: t.id for t in tokens if t.content in specials}
-    # The order tokenizers writes them in: by id.
-    written = sorted({t.id: t for t in tokens}.values(), key=lambda t: t.id)
-    pipeline = HfPipeline(
-        normalizer=normalize,
-        prefix=prefix,
-        suffix=suffix,
-        added=tokens,
-        special_contents=frozenset(specials),
-        config={
-            "normalizer": copy.deepcopy(normalizer),
-            "pre_tokenizer": copy.deepcopy(pre_tokenizer),
-            "post_processor": copy.deepcopy(post_processor),
-            "decoder": copy.deepcopy(decoder),
-            "added_tokens": [t.to_json() for t in written],
-            "model_options": dict(options),
-        },
-    )
-    pat_str = next((s[1] for s in stages if s[0] in ("regex", "byte_level") and s[1]), "")
-    return Encoding._from_core(name, pat_str, core, special_tokens, hf=pipeline)
-
-
-def load_tokenizer_json(path: StrPath, *, data: Any = None, name: str | None = None) -> Encoding:
-    """Read a Hugging Face ``tokenizer.json`` of a byte-level BPE model.
+def load_tokenizer_json(path: StrPath, *, data: Any = None, name: str | None = None) -> Any:
+    """Read a Hugging Face ``tokenizer.json`` of a byte-level BPE model into an encoding.
 
     ``data`` may hold the parsed JSON already (the loaders that detect formats parse it once).
     """
+    return build(parse_tokenizer_json(path, data=data, name=name))
+
+
+def parse_tokenizer_json(
+    path: StrPath, *, data: Any = None, name: str | None = None
+) -> HfComponents:
+    """The components of a ``tokenizer.json``, checked (see :func:`load_tokenizer_json`)."""
     source = str(path)
     spec = read_json(path) if data is None else data
     if not isinstance(spec, dict) or not isinstance(spec.get("model"), dict):
@@ -240,7 +146,7 @@ def load_tokenizer_json(path: StrPath, *, data: Any = None, name: str | None = N
         added = added_tokens_of(spec.get("added_tokens"), "added_tokens")
     except ValueError as err:
         raise ValueError(f"{source}: {err}") from None
-    return build_hf_encoding(
+    return HfComponents(
         name=name or encoding_name(path),
         source=source,
         vocab=vocab,
@@ -262,7 +168,7 @@ def _vocab_string(token: bytes, in_alphabet: bool) -> str:
     return encode_bytes(token) if in_alphabet else token.decode("utf-8")
 
 
-def _rank_mode_components(enc: Encoding) -> dict[str, Any]:
+def _rank_mode_components(enc: RankVocabulary) -> dict[str, Any]:
     """The components of a tiktoken encoding, as a ``tokenizer.json`` spells them."""
     pattern = enc.pat_str
     if pattern in (patterns.GPT2, patterns.GPT2_ORIGINAL):
@@ -281,22 +187,21 @@ def _rank_mode_components(enc: Encoding) -> dict[str, Any]:
                 dict(BYTE_LEVEL, use_regex=False),
             ],
         }
-    ranks = enc._mergeable_ranks
-    vocab = {encode_bytes(token): rank for token, rank in ranks.items()}
-    for text, token_id in enc._special_tokens.items():
+    vocab = {encode_bytes(token): rank for token, rank in enc.ranks().items()}
+    for text, token_id in enc.special_tokens.items():
         # tokenizers numbers a new added token after the model's vocabulary, so a special
         # token elsewhere (cl100k's <|endoftext|> = 100257) must also be in the vocabulary.
         vocab.setdefault(text, token_id)
     vocab = dict(sorted(vocab.items(), key=lambda kv: kv[1]))
     merges = [
         [encode_bytes(left), encode_bytes(right)]
-        for _, split in enc._core.derive_merges()
+        for _, split in enc.derived_merges()
         if split is not None
         for left, right in [split]
     ]
     added = [
         AddedToken(text, token_id).to_json()
-        for text, token_id in sorted(enc._special_tokens.items(), key=lambda kv: kv[1])
+        for text, token_id in sorted(enc.special_tokens.items(), key=lambda kv: kv[1])
     ]
     return {
         "added_tokens": added,
@@ -330,20 +235,17 @@ def _bpe(
     }
 
 
-def tokenizer_json(enc: Encoding) -> dict[str, Any]:
+def tokenizer_json(enc: HasVocabulary) -> dict[str, Any]:
     """The ``tokenizer.json`` of ``enc`` as a JSON object."""
-    hf = enc._hf
-    if hf is None:
-        body = _rank_mode_components(enc)
+    vocabulary = enc.vocabulary()
+    if isinstance(vocabulary, RankVocabulary):
+        body = _rank_mode_components(vocabulary)
     else:
-        core = enc._core
-        assert isinstance(core, _core.PairEncoder)
-        entries = core.pair_vocab()
-        strings = {token_id: _vocab_string(b, alpha) for token_id, b, alpha in entries}
+        strings = {i: _vocab_string(b, alpha) for i, b, alpha in vocabulary.vocab()}
         vocab = {strings[i]: i for i in sorted(strings)}
-        merges = [[strings[left], strings[right]] for left, right, _ in core.pair_merges()]
-        options = hf.config["model_options"]
-        config = copy.deepcopy(hf.config)
+        merges = [[strings[left], strings[right]] for left, right, _ in vocabulary.merges()]
+        options = vocabulary.components["model_options"]
+        config = copy.deepcopy(dict(vocabulary.components))
         body = {
             "added_tokens": config["added_tokens"],
             "normalizer": config["normalizer"],
@@ -361,7 +263,7 @@ def tokenizer_json(enc: Encoding) -> dict[str, Any]:
     return {"version": "1.0", "truncation": None, "padding": None, **body}
 
 
-def write_tokenizer_json(enc: Encoding, path: StrPath) -> list[Path]:
+def write_tokenizer_json(enc: HasVocabulary, path: StrPath) -> list[Path]:
     """Write ``enc`` as ``tokenizer.json`` (``path`` may be a folder); returns the file written."""
     target = Path(path)
     if target.is_dir():
@@ -373,7 +275,7 @@ def write_tokenizer_json(enc: Encoding, path: StrPath) -> list[Path]:
 # ---- what the tiktoken and GPT-2 formats can hold ------------------------------------------
 
 
-def tiktoken_compatibility(enc: Encoding) -> str | None:
+def tiktoken_compatibility(enc: HasVocabulary) -> str | None:
     """Why ``enc`` cannot be written as tiktoken ranks (plus a pattern), or None if it can.
 
     Encodings read from tiktoken or GPT-2 files always can. One read from Hugging Face files can
@@ -383,31 +285,13 @@ def tiktoken_compatibility(enc: Encoding) -> str | None:
     ``ByteLevel`` alone or a ``Split`` keeping a pattern's matches followed by ``ByteLevel``.
 
     >>> ranks = {bytes([b]): b for b in range(256)}
+    >>> from bytepair import Encoding
     >>> from bytepair.patterns import GPT2
     >>> tiktoken_compatibility(Encoding("b", pat_str=GPT2, mergeable_ranks=ranks,
     ...                                 special_tokens={})) is None
     True
     """
-    hf = enc._hf
-    if hf is None:
+    vocabulary = enc.vocabulary()
+    if isinstance(vocabulary, RankVocabulary):
         return None
-    if hf.normalizer is not None:
-        return "it has a normalizer"
-    if hf.prefix or hf.suffix:
-        return "its post-processor adds tokens"
-    plain = [t.content for t in hf.added if not t.special]
-    if plain:
-        return f"it has non-special added tokens (e.g. {plain[0]!r})"
-    if any(t.single_word or t.lstrip or t.rstrip for t in hf.added):
-        return "an added token has single_word, lstrip or rstrip set"
-    stages = stages_of(hf.config["pre_tokenizer"], "pre_tokenizer")
-    shapes_ok = stages == [("byte_level", patterns.GPT2_ORIGINAL, "", False)] or (
-        len(stages) == 2
-        and stages[0][0] == "regex"
-        and (stages[0][2], stages[0][3]) in (("removed", True), ("isolated", False))
-        and stages[1] == ("byte_level", None, "", False)
-        and (stages[0][2] == "removed" or stages[0][1] in patterns.PATTERNS.values())
-    )
-    if not shapes_ok:
-        return "its pre-tokenizer is not a single pattern"
-    return enc._core.rank_equivalence()
+    return vocabulary.rank_problem()

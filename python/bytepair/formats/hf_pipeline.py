@@ -1,4 +1,4 @@
-"""The Hugging Face pipeline around the Rust core: normalizers, pre-tokenizers, post-processors.
+"""The components of a Hugging Face tokenizer: normalizers, pre-tokenizers, post-processors.
 
 A ``tokenizer.json`` describes a tokenizer as components; ``tokenizers`` runs, for each text:
 
@@ -9,10 +9,10 @@ A ``tokenizer.json`` describes a tokenizer as components; ``tokenizers`` runs, f
 4. a post-processor adds the model's special tokens (``<s>`` ... ``</s>``) when asked
    (``add_special_tokens=True``, the default of ``Tokenizer.encode``).
 
-Steps 1, 3 and the added-token matching of step 2 run in Rust (``PairEncoder.encode``). This
-module compiles the JSON components into what the core takes (pre-tokenizer stages, added-token
-tuples) and implements the rest in Python: normalizers (with :mod:`unicodedata`, applied between
-steps 1 and 2) and post-processors (a prefix and a suffix of ids).
+Steps 1, 3 and the added-token matching of step 2 run in Rust; :mod:`bytepair.hf` runs the
+pipeline. This module compiles the JSON components into what the core takes (pre-tokenizer
+stages, added tokens) and into Python for the rest: normalizers (with :mod:`unicodedata`,
+applied between steps 1 and 2) and post-processors (a prefix and a suffix of ids).
 
 Anything this module does not reproduce exactly raises ``ValueError`` naming the component and
 its JSON path: a tokenizer that loads gives the ids ``tokenizers`` gives.
@@ -31,18 +31,14 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, cast
+from dataclasses import dataclass
+from typing import Any, Literal, cast
 
 from bytepair import patterns
 from bytepair.formats.regex_dialects import onig_to_rust
 
-if TYPE_CHECKING:
-    from bytepair import _core
-
 __all__ = [
     "AddedToken",
-    "HfPipeline",
     "Normalizer",
     "StageSpec",
     "assign_added_ids",
@@ -488,52 +484,3 @@ def replace_id(token: AddedToken, new_id: int) -> AddedToken:
         token.rstrip,
         token.normalized,
     )
-
-
-# ---- the runtime ---------------------------------------------------------------------------
-
-
-@dataclass
-class HfPipeline:
-    """What an :class:`~bytepair.Encoding` loaded from Hugging Face files does around the core.
-
-    ``config`` keeps the components as loaded (without the model's vocabulary and merges), so
-    the tokenizer can be written back as it was.
-    """
-
-    normalizer: Normalizer | None
-    prefix: list[int]
-    suffix: list[int]
-    added: list[AddedToken]
-    special_contents: frozenset[str]
-    config: dict[str, Any] = field(default_factory=dict)
-
-    def encode(
-        self,
-        core: _core.PairEncoder,
-        text: str,
-        allowed: _core.SpecialSet | None,
-        disallowed: _core.SpecialSet | None,
-        add_special_tokens: bool,
-    ) -> list[int]:
-        """The ids of ``text``: added tokens (the non-special ones, and the special ones of
-        ``allowed``), the normalizer between them, the core, then the post-processor's ids if
-        asked. ``_core.DisallowedSpecial`` if ``text`` spells a token of ``disallowed``."""
-        if self.normalizer is None:
-            ids = core.encode(text, allowed, disallowed)
-        else:
-            ids = []
-            normalize = self.normalizer
-            for part in core.split_added(text, allowed, disallowed):
-                if isinstance(part, int):
-                    ids.append(part)
-                else:
-                    ids.extend(core.encode_normalized(normalize(part), allowed))
-        if add_special_tokens and (self.prefix or self.suffix):
-            return [*self.prefix, *ids, *self.suffix]
-        return ids
-
-    @property
-    def needs_python(self) -> bool:
-        """Whether encoding needs Python between the core's steps (a normalizer)."""
-        return self.normalizer is not None

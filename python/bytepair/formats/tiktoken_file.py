@@ -3,7 +3,7 @@
 A ``.tiktoken`` file holds ranks only, so loading one needs the pre-tokenizer pattern and the
 special tokens from elsewhere. For the files of the known encodings (identified by sha256,
 whatever their name: Llama 3 ships its file as ``tokenizer.model``) both are filled in from
-:mod:`bytepair.registry`; for any other file ``pat_str`` is required.
+:mod:`bytepair.known`; for any other file ``pat_str`` is required.
 
 >>> import tempfile, pathlib
 >>> from bytepair import Encoding
@@ -17,15 +17,18 @@ whatever their name: Llama 3 ships its file as ``tokenizer.model``) both are fil
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from bytepair.encoding import Encoding
+from bytepair._io import sha256_hex
+from bytepair.formats.builders import build
 from bytepair.formats.common import StrPath, encoding_name
+from bytepair.formats.values import HasVocabulary, TiktokenFile, rank_vocabulary
+from bytepair.known import ENCODINGS
 from bytepair.patterns import resolve_pattern
 
-__all__ = ["known_encoding", "load_tiktoken", "tiktoken_bytes"]
+__all__ = ["known_encoding", "load_tiktoken", "parse_tiktoken", "tiktoken_bytes"]
 
 
 def known_encoding(data: bytes, stem: str = "") -> str | None:
@@ -37,9 +40,7 @@ def known_encoding(data: bytes, stem: str = "") -> str | None:
     >>> known_encoding(b"not a known file") is None
     True
     """
-    from bytepair.registry import ENCODINGS
-
-    digest = hashlib.sha256(data).hexdigest()
+    digest = sha256_hex(data)
     names = [name for name, spec in ENCODINGS.items() if spec.file.sha256 == digest]
     if not names:
         return None
@@ -53,12 +54,25 @@ def load_tiktoken(
     pat_str: str | None = None,
     special_tokens: Mapping[str, int] | None = None,
     name: str | None = None,
-) -> Encoding:
-    """Read a tiktoken file. ``pat_str`` (a pattern name or regex) and ``special_tokens`` default
-    to the known encoding's when the file is one (by sha256); otherwise ``pat_str`` is required.
+) -> Any:
+    """Read a tiktoken file into an encoding. ``pat_str`` (a pattern name or regex) and
+    ``special_tokens`` default to the known encoding's when the file is one (by sha256);
+    otherwise ``pat_str`` is required.
     """
-    from bytepair.registry import ENCODINGS
+    return build(
+        parse_tiktoken(path, data=data, pat_str=pat_str, special_tokens=special_tokens, name=name)
+    )
 
+
+def parse_tiktoken(
+    path: StrPath,
+    *,
+    data: bytes | None = None,
+    pat_str: str | None = None,
+    special_tokens: Mapping[str, int] | None = None,
+    name: str | None = None,
+) -> TiktokenFile:
+    """A tiktoken file with its pattern and special tokens (see :func:`load_tiktoken`)."""
     if data is None:
         data = Path(path).read_bytes()
     stem = Path(path).name.split(".")[0]
@@ -72,7 +86,7 @@ def load_tiktoken(
         pat_str = ENCODINGS[known].pat_str
     if special_tokens is None:
         special_tokens = ENCODINGS[known].special_tokens if known is not None else {}
-    return Encoding._from_tiktoken_bytes(
+    return TiktokenFile(
         data,
         name=name or known or encoding_name(path),
         pat_str=resolve_pattern(pat_str),
@@ -81,7 +95,7 @@ def load_tiktoken(
     )
 
 
-def tiktoken_bytes(enc: Encoding) -> bytes:
+def tiktoken_bytes(enc: HasVocabulary) -> bytes:
     """The ``.tiktoken`` file of ``enc`` (its ranks; the pattern and special tokens are not part
     of the format).
 
@@ -90,12 +104,8 @@ def tiktoken_bytes(enc: Encoding) -> bytes:
     implies, and nothing besides one pattern shapes the pieces (no normalizer, no non-special
     added tokens). Otherwise ``ValueError`` says what stands in the way.
     """
-    from bytepair.formats.hf_json import tiktoken_compatibility
-
-    problem = tiktoken_compatibility(enc)
-    if problem is not None:
-        raise ValueError(f"{enc.name} cannot be written in the tiktoken format: {problem}")
+    vocabulary = rank_vocabulary(enc, "in the tiktoken format")
     try:
-        return enc._core.to_tiktoken()
+        return vocabulary.tiktoken_file()
     except ValueError as err:
         raise ValueError(f"{enc.name}: {err}") from None

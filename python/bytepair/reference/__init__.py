@@ -11,7 +11,8 @@ Read the modules in this order; each adds one idea.
 
 It gives the same ids as tiktoken for GPT-2, r50k, p50k, cl100k and o200k, and trains the same
 merges as rustbpe; the tests check both on real text. It is written to be read, not to be fast
-(0.5 to 3 MB/s to encode, by language); use :class:`bytepair.Encoding` for work.
+(it is orders of magnitude slower than the compiled encoder); use :class:`bytepair.Encoding`
+for work.
 
 >>> from bytepair.reference import ReferenceEncoding, train
 >>> enc = train(["low lower lowest", "new newer newest"] * 10, vocab_size=270, pattern="gpt2")

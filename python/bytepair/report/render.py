@@ -21,15 +21,15 @@
 from __future__ import annotations
 
 import csv
-import importlib
 import io
 import math
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from bytepair.report.stats import Report, TokenizerStats
+from bytepair._optional import MissingExtraError, require
+from bytepair.report.results import ReportData as Report
+from bytepair.report.results import TokenizerStats
 
 __all__ = [
     "MissingExtraError",
@@ -41,18 +41,9 @@ __all__ = [
 ]
 
 
-class MissingExtraError(ImportError):
-    """An optional dependency is not installed; the message says what to install."""
-
-
 def require_extra(module: str, feature: str) -> Any:
     """Import an optional dependency of the ``report`` extra, or say how to get it."""
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise MissingExtraError(
-            f"{feature} needs {module.split('.')[0]}: pip install 'bytepair[report]'"
-        ) from None
+    return require(module, feature, "report")
 
 
 def _number(value: float | None, digits: int = 2) -> str:

@@ -1,0 +1,54 @@
+# The one task runner: `.ci/run` runs `make ci`, `.pre-commit-config.yaml` runs `make lint`.
+# `make help` lists the targets. Recipes run from the repository root.
+PYTHON ?= python
+PYTEST := $(PYTHON) -m pytest
+
+.DEFAULT_GOAL := help
+.PHONY: help dev test-fast test lint format docs docs-serve bench fuzz-smoke readme-test ci
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 14
+
+dev:  ## install bytepair in editable mode with the test, lint and docs tools
+	$(PYTHON) -m pip install -e ".[dev,docs]"
+
+test-fast:  ## the inner loop: the Python tests not marked slow (under two minutes)
+	$(PYTEST) -m "not slow" -q
+
+test:  ## everything: Rust tests and the whole Python suite (slow corpus-wide tests too)
+	cargo test
+	$(PYTEST)
+
+lint:  ## formatting, clippy, ruff, mypy and the stub check: what CI checks besides tests
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -- -D warnings
+	ruff check python tests benchmarks
+	ruff format --check python tests benchmarks
+	mypy
+	$(PYTHON) -m mypy.stubtest bytepair._core
+
+format:  ## rewrite Rust and Python files in the house style
+	cargo fmt --all
+	ruff check --fix python tests benchmarks
+	ruff format python tests benchmarks
+
+docs:  ## build the documentation site into site/, warnings as errors
+	NO_MKDOCS_2_WARNING=1 mkdocs build --strict
+
+docs-serve:  ## serve the documentation site locally, rebuilt on change
+	mkdocs serve
+
+bench:  ## the encoding and training tables side by side with the other libraries
+	$(PYTHON) benchmarks/bench_encode.py
+	$(PYTHON) benchmarks/bench_train.py
+
+fuzz-smoke:  ## a few seconds of cargo-fuzz per target (FUZZ_SECONDS=60 for longer)
+	bash scripts/fuzz-smoke.sh
+
+# The README's test command, verbatim: CI proves that what a newcomer types works.
+# tests/test_readme.py checks that this line and the README's agree.
+readme-test:
+	pip install -e ".[dev]" && cargo test && python -m pytest
+
+ci: dev readme-test lint docs fuzz-smoke  ## what .ci/run runs: install, README test command, lint, docs, fuzz
+	@echo "== all green =="

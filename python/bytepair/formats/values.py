@@ -1,0 +1,138 @@
+"""The plain values between files and tokenizer models.
+
+Reading a file gives a *parsed* value: what the file says, checked, not yet built into an
+encoding (:class:`TiktokenFile`, :class:`Gpt2Files`, :class:`HfComponents`); a tokenizer model
+registered in :mod:`bytepair.formats.builders` builds it. Writing takes a *vocabulary* value
+that a model gives of itself (``enc.vocabulary()``): :class:`RankVocabulary` (tiktoken's rank
+rule) or :class:`PairVocabulary` (a Hugging Face merge-list pipeline). The heavy parts are
+functions, called only by the writers that need them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from bytepair.formats.hf_pipeline import AddedToken
+
+__all__ = [
+    "Gpt2Files",
+    "HasVocabulary",
+    "HfComponents",
+    "PairVocabulary",
+    "RankVocabulary",
+    "TiktokenFile",
+    "Vocabulary",
+    "rank_vocabulary",
+]
+
+# ---- read from files -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TiktokenFile:
+    """A ``.tiktoken`` file (base64 token and rank per line; the core parses ``data``) with the
+    pattern and special tokens that go with it."""
+
+    data: bytes
+    name: str
+    pat_str: str
+    special_tokens: Mapping[str, int]
+    source: str
+    """What errors name: the file's path."""
+
+
+@dataclass(frozen=True)
+class Gpt2Files:
+    """GPT-2's ``encoder.json`` (parsed) + ``vocab.bpe`` (bytes; the core parses the merges),
+    read as tiktoken reads them: ids are ranks."""
+
+    encoder: Mapping[str, int]
+    merges_data: bytes
+    name: str
+    pat_str: str
+    special_tokens: Mapping[str, int]
+    encoder_source: str
+    merges_source: str
+
+
+@dataclass(frozen=True)
+class HfComponents:
+    """A Hugging Face tokenizer as components (JSON values, as in ``tokenizer.json``).
+
+    ``added`` holds each added token with the id its file gives it; ``merges`` are pairs of
+    vocabulary strings, or ``merges_data`` the bytes of a ``merges.txt``. Errors name
+    ``source``.
+    """
+
+    name: str
+    source: str
+    vocab: Mapping[str, int]
+    merges: Sequence[tuple[str, str]] | None
+    merges_data: bytes | None
+    options: Mapping[str, Any]
+    normalizer: Any
+    pre_tokenizer: Any
+    post_processor: Any
+    decoder: Any
+    added: Sequence[tuple[AddedToken, int]]
+
+
+# ---- given by a model, to write --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RankVocabulary:
+    """An encoding as tiktoken's rank rule sees it: ids are ranks."""
+
+    name: str
+    pat_str: str
+    special_tokens: Mapping[str, int]
+    ranks: Callable[[], Mapping[bytes, int]]
+    """The ordinary tokens' bytes and ranks."""
+    derived_merges: Callable[[], list[tuple[int, tuple[bytes, bytes] | None]]]
+    """Each token and the merge tiktoken's rule makes it with (None for single bytes)."""
+    tiktoken_file: Callable[[], bytes]
+    """The ``.tiktoken`` file of the ranks."""
+
+
+@dataclass(frozen=True)
+class PairVocabulary:
+    """An encoding read from Hugging Face files: its components and merge list."""
+
+    name: str
+    components: Mapping[str, Any]
+    """As loaded: ``normalizer``, ``pre_tokenizer``, ``post_processor``, ``decoder``,
+    ``added_tokens`` and the BPE ``model_options``."""
+    vocab: Callable[[], list[tuple[int, bytes, bool]]]
+    """Each id, its bytes, and whether its string is spelt in the byte-level alphabet."""
+    merges: Callable[[], list[tuple[int, int, int]]]
+    """The merges in priority order: left id, right id, merged id."""
+    as_ranks: RankVocabulary
+    """The same ids as ranks, valid only where :attr:`rank_problem` gives None."""
+    rank_problem: Callable[[], str | None]
+    """Why tiktoken's rank rule would give other ids, or None if it gives the same."""
+
+
+Vocabulary = RankVocabulary | PairVocabulary
+
+
+class HasVocabulary(Protocol):
+    """What the writers take: an encoding of any model (``bytepair.Encoding`` is one)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def vocabulary(self) -> Vocabulary: ...
+
+
+def rank_vocabulary(enc: HasVocabulary, what: str) -> RankVocabulary:
+    """``enc`` as ranks, for a format that holds only ranks (``what`` names it in the error)."""
+    vocabulary = enc.vocabulary()
+    if isinstance(vocabulary, RankVocabulary):
+        return vocabulary
+    problem = vocabulary.rank_problem()
+    if problem is not None:
+        raise ValueError(f"{enc.name} cannot be written {what}: {problem}")
+    return vocabulary.as_ranks
