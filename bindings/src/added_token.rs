@@ -1,7 +1,7 @@
 //! `AddedToken`: one added token of a Hugging Face tokenizer, as `PairEncoder` takes it.
 
 use bytepair_core::Rank;
-use bytepair_core::added;
+use bytepair_core::vocab::added;
 use pyo3::prelude::*;
 
 /// An added token: what `tokenizers` finds in text before normalizing and pre-tokenizing it.

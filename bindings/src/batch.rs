@@ -1,159 +1,23 @@
-//! Batches: the texts of one call encoded on several threads, and the Python lists made of
-//! their ids by the calling thread, which alone may touch the interpreter.
+//! The interpreter side of batches: the texts of one call encoded on several threads (planned
+//! and scheduled by the core's `batch` module), and the Python lists made of their ids by the
+//! calling thread, which alone may touch the interpreter.
 
-use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, TryLockError};
+use std::sync::{Mutex, OnceLock};
 
 use bytepair_core::Rank;
-use pyo3::exceptions::PyValueError;
+use bytepair_core::batch::{
+    ChunkClaims, FirstError, Unblock, batch_chunks, first_error, on_threads, pool, wait_for_texts,
+};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
+use crate::errors::to_py_err;
 use crate::special_set::{SpecialSet, refuse};
 use crate::texts::BatchText;
-
-/// A thread pool of the process, by size and by the process that started it.
-type KeptPool = (u32, usize, Arc<rayon::ThreadPool>);
-
-/// Thread pools by size, kept so that batch calls reuse warm threads (and their piece caches).
-/// Tagged with the process id: a forked child never uses its parent's (dead) threads.
-static POOLS: Mutex<Vec<KeptPool>> = Mutex::new(Vec::new());
-
-/// At most this many pool sizes are kept.
-const KEPT_POOLS: usize = 8;
-
-/// `f` on the kept pools, or None if another thread holds them. Never waits: a lock held by a
-/// thread of the parent when the process forks stays held for ever in the child.
-fn with_pools<T>(f: impl FnOnce(&mut Vec<KeptPool>) -> T) -> Option<T> {
-    match POOLS.try_lock() {
-        Ok(mut pools) => Some(f(&mut pools)),
-        Err(TryLockError::Poisoned(p)) => Some(f(&mut p.into_inner())),
-        Err(TryLockError::WouldBlock) => None,
-    }
-}
-
-/// A pool of `num_threads` threads, kept for the next call of the same size.
-fn pool(num_threads: usize) -> PyResult<Arc<rayon::ThreadPool>> {
-    let n = num_threads.clamp(1, 1024);
-    let pid = std::process::id();
-    let kept = with_pools(|pools| {
-        // A parent's pools are leaked, not dropped: dropping one wakes its threads through
-        // locks that one of them may have held at the fork.
-        let (mine, parents): (Vec<_>, Vec<_>) = std::mem::take(pools)
-            .into_iter()
-            .partition(|(owner, _, _)| *owner == pid);
-        *pools = mine;
-        parents.into_iter().for_each(std::mem::forget);
-        pools
-            .iter()
-            .find(|(_, size, _)| *size == n)
-            .map(|(_, _, p)| Arc::clone(p))
-    });
-    if let Some(p) = kept.flatten() {
-        return Ok(p);
-    }
-    let p = rayon::ThreadPoolBuilder::new()
-        .num_threads(n)
-        .build()
-        .map_err(|e| PyValueError::new_err(format!("cannot start {n} threads: {e}")))?;
-    let p = Arc::new(p);
-    with_pools(|pools| {
-        if pools.len() < KEPT_POOLS && !pools.iter().any(|(_, size, _)| *size == n) {
-            pools.push((pid, n, Arc::clone(&p)));
-        }
-    });
-    Ok(p)
-}
-
-/// `work` on every run of `chunks` on `num_threads` threads, the results in the order of the
-/// runs. The calling thread is one of the threads: it and `num_threads - 1` pool workers claim
-/// runs in order from one counter, as [`encode_texts`] does (a pool of `num_threads` that the
-/// calling thread waited on took an extra wake-up per call).
-pub fn on_threads<T: Send>(
-    num_threads: usize,
-    chunks: &[Range<usize>],
-    work: impl Fn(Range<usize>) -> T + Sync,
-) -> PyResult<Vec<T>> {
-    let next = AtomicUsize::new(0);
-    let done = Mutex::new(Vec::with_capacity(chunks.len()));
-    let run = || {
-        let mut mine = Vec::new();
-        loop {
-            let k = next.fetch_add(1, Ordering::Relaxed);
-            let Some(range) = chunks.get(k) else { break };
-            mine.push((k, work(range.clone())));
-        }
-        done.lock().unwrap_or_else(|p| p.into_inner()).extend(mine);
-    };
-    let workers = num_threads.max(1) - 1;
-    if workers == 0 || chunks.len() < 2 {
-        run();
-    } else {
-        // The pool of `encode_texts` (one per size): a pool per number of chunks would start
-        // threads for each new size.
-        pool(workers)?.in_place_scope(|scope| {
-            for _ in 0..workers.min(chunks.len() - 1) {
-                scope.spawn(|_| run());
-            }
-            run();
-        });
-    }
-    let mut done = done.into_inner().unwrap_or_else(|p| p.into_inner());
-    done.sort_unstable_by_key(|(k, _)| *k);
-    Ok(done.into_iter().map(|(_, result)| result).collect())
-}
 
 /// The texts of a batch as worker threads read them (see [`crate::texts`]).
 pub fn batch_texts<'a>(texts: &'a [Bound<'_, PyString>]) -> PyResult<Vec<BatchText<'a>>> {
     texts.iter().map(BatchText::of).collect()
-}
-
-/// The runs of texts that the threads of a batch claim in turn, as ranges of the batch.
-///
-/// With several threads the runs shrink toward the end, each half of a thread's share of what
-/// is left (but never longer than a sixteenth of its share of the batch), so that the threads
-/// finish together instead of one waiting for the lists of another's last long run.
-pub fn batch_chunks(texts: usize, threads: usize) -> Vec<Range<usize>> {
-    let threads = threads.max(1);
-    let size = texts.div_ceil(threads * 16).clamp(1, 1024);
-    let mut chunks = Vec::new();
-    let mut start = 0;
-    while start < texts {
-        let left = texts - start;
-        let take = if threads > 1 {
-            (left / (threads * 2)).clamp(1, size)
-        } else {
-            size.min(left)
-        };
-        chunks.push(start..start + take);
-        start += take;
-    }
-    chunks
-}
-
-/// The texts of a batch, once the calling thread has read them. A worker polls first: the
-/// reading takes about as long as it takes to wake a sleeping thread. It yields between polls,
-/// so that workers beyond the number of cores do not keep the reading thread from its core.
-fn wait_for_texts<T>(texts: &OnceLock<T>) -> &T {
-    let start = std::time::Instant::now();
-    while start.elapsed() < std::time::Duration::from_millis(1) {
-        if let Some(t) = texts.get() {
-            return t;
-        }
-        std::thread::yield_now();
-    }
-    texts.wait()
-}
-
-/// Publishes an empty batch when dropped, if nothing was published: the workers waiting in
-/// [`wait_for_texts`] then stop, even if the thread that reads the texts unwinds.
-struct Unblock<'a, T>(&'a OnceLock<Vec<T>>);
-
-impl<T> Drop for Unblock<'_, T> {
-    fn drop(&mut self) {
-        let _ = self.0.set(Vec::new());
-    }
 }
 
 /// `refuse` for a batch on `num_threads` threads: the error names the first text, in order,
@@ -171,7 +35,8 @@ pub fn refuse_any(
         texts[range]
             .iter()
             .try_for_each(|t| t.with_utf8(|t| refuse(t, disallowed))?)
-    })?
+    })
+    .map_err(to_py_err)?
     .into_iter()
     .collect()
 }
@@ -257,23 +122,17 @@ pub fn encode_texts<'py>(
     // thread encodes when no finished chunk is waiting for its lists, and waits only when every
     // chunk is claimed. (With one thread, chunk by chunk keeps the ids in cache until their
     // lists are made.)
-    let next = AtomicUsize::new(0);
-    let claim = || {
-        let k = next.fetch_add(1, Ordering::Relaxed);
-        chunks.get(k).map(|range| (k, range.clone()))
-    };
+    let claims = ChunkClaims::new(&chunks);
+    let claim = || claims.claim();
     let (sender, receiver) = std::sync::mpsc::channel::<Chunk>();
     // Only this thread receives; the lock is there because waiting happens detached.
     let receiver = Mutex::new(receiver);
     let mut lists: Vec<Option<Vec<Py<PyList>>>> = chunks.iter().map(|_| None).collect();
-    let mut first_error: Option<(usize, PyErr)> = None;
+    let mut failed = FirstError::default();
     let mut keep =
         |k: usize, chunk: PyResult<EncodedChunk>| match chunk.and_then(|c| c.lists(&list)) {
             Ok(made) => lists[k] = Some(made),
-            Err(e) if first_error.as_ref().is_none_or(|(j, _)| k < *j) => {
-                first_error = Some((k, e));
-            }
-            Err(_) => {}
+            Err(e) => failed.keep(k, e),
         };
     let mut drive = |texts: &[BatchText<'_>]| {
         for _ in 0..chunks.len() {
@@ -306,7 +165,7 @@ pub fn encode_texts<'py>(
         // A pool of the workers only: this thread is the other one. With a pool of
         // `num_threads`, a pool thread with no chunk to take woke with the others and searched
         // for work on a core the busy threads needed.
-        let unread = pool(workers)?.in_place_scope(|scope| {
+        let unread = pool(workers).map_err(to_py_err)?.in_place_scope(|scope| {
             for _ in 0..workers.min(chunks.len() - 1) {
                 let sender = sender.clone();
                 let (claim, encode, texts) = (&claim, &encode, &texts);
@@ -342,9 +201,7 @@ pub fn encode_texts<'py>(
             return Err(e);
         }
     }
-    if let Some((_, e)) = first_error {
-        return Err(e);
-    }
+    failed.into_result()?;
     PyList::new(py, lists.into_iter().flatten().flatten())
 }
 
@@ -365,10 +222,6 @@ pub fn count_texts(
                 .map(|t| t.with_utf8(&count)?)
                 .collect::<PyResult<Vec<usize>>>()
         })
-    })?;
-    let mut counts = Vec::with_capacity(texts.len());
-    for chunk in counted {
-        counts.extend(chunk?);
-    }
-    Ok(counts)
+    });
+    first_error(counted.map_err(to_py_err)?)
 }

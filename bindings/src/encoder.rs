@@ -277,7 +277,7 @@ impl Encoder {
     /// tiktoken's rule, or None.
     fn derive_merges<'py>(&self, py: Python<'py>) -> Vec<DerivedMerge<'py>> {
         let ranks = self.calls.vocabulary().ranks();
-        let derived = py.detach(|| bytepair_core::formats::hf::derive_merges(ranks));
+        let derived = py.detach(|| bytepair_core::build::derive_merges(ranks));
         derived
             .into_iter()
             .map(|(id, split)| {

@@ -10,12 +10,11 @@
 //!
 //! Added tokens arrive typed (`added_token.rs`).
 
-use bytepair_core::added::{AddedToken, AddedVocabulary};
-use bytepair_core::encoder::AddedEntry;
 use bytepair_core::formats::hf::{self, MergeList};
-use bytepair_core::pair_merge::MissingByte;
+use bytepair_core::merge::pair::MissingByte;
 use bytepair_core::pretokenize::pipeline::{Behavior, Matcher, Pipeline, Stage};
-use bytepair_core::{CoreEncoder, Error, Pretokenizer, Rank};
+use bytepair_core::vocab::added::AddedToken;
+use bytepair_core::{Error, PairEncoder, Pretokenizer, Rank};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -80,23 +79,6 @@ pub fn pipeline(stages: Vec<StageSpec>) -> PyResult<Pipeline> {
     Pipeline::new(out).map_err(to_py_err)
 }
 
-/// The added tokens, compiled, and the entries the encoder stores for them.
-pub fn added(tokens: Vec<AddedToken>) -> PyResult<(AddedVocabulary, Vec<AddedEntry>)> {
-    let mut entries: Vec<AddedEntry> = Vec::with_capacity(tokens.len());
-    let mut seen = std::collections::HashSet::new();
-    for token in &tokens {
-        // An id decodes as `tokenizers`' ByteLevel decoder reads its text.
-        if seen.insert(token.id) {
-            entries.push((
-                token.content.clone(),
-                token.id,
-                hf::token_bytes(&token.content).0,
-            ));
-        }
-    }
-    Ok((AddedVocabulary::new(tokens).map_err(to_py_err)?, entries))
-}
-
 /// Merges from a JSON list (`pairs`) or a merges file's bytes (`data`).
 pub fn merge_list(
     pairs: Option<Vec<(String, String)>>,
@@ -113,22 +95,19 @@ pub fn merge_list(
 }
 
 /// A pair-merge encoder from a Hugging Face model description.
-#[allow(clippy::too_many_arguments)]
 pub fn pair_encoder(
     vocab: Vec<(String, Rank)>,
     merges: MergeList,
     ignore_merges: bool,
     unknown: Option<(Rank, bool)>,
-    added: Vec<AddedEntry>,
+    added: Vec<AddedToken>,
     pipeline: Pipeline,
-) -> Result<CoreEncoder, Error> {
-    let mut model = hf::pair_vocabulary(&vocab, &merges)?;
-    model.ignore_merges = ignore_merges;
-    model.missing = match unknown {
+) -> Result<PairEncoder, Error> {
+    let missing = match unknown {
         Some((id, fuse)) => MissingByte::Unknown { id, fuse },
         None => MissingByte::Drop,
     };
-    CoreEncoder::with_pair_merges(model, added, pipeline)
+    bytepair_core::build::pair_encoder(&vocab, &merges, ignore_merges, missing, added, pipeline)
 }
 
 /// Split `text` with a pipeline (for tests against `tokenizers`' `pre_tokenize_str`).

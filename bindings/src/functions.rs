@@ -22,7 +22,7 @@ pub fn parse_tiktoken<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, 
 /// The GPT-2 byte map as rebuilt by the Rust core: the character of each byte 0..=255.
 #[pyfunction]
 pub fn byte_map_table() -> Vec<String> {
-    bytepair_core::byte_map::bytes_to_unicode()
+    bytepair_core::bytes::byte_map::bytes_to_unicode()
         .iter()
         .map(|c| c.to_string())
         .collect()

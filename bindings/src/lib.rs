@@ -7,7 +7,8 @@
 //!   `added_token.rs`), built on `model.rs`;
 //! - `special_set.rs`: `SpecialSet`, the special tokens a call allows or disallows;
 //! - `encoding_base.rs`: `EncodingBase`, the compiled base class of `bytepair.Encoding`;
-//! - `batch.rs`: batches on threads; `texts.rs`: their texts; `scratch.rs`: per-thread buffers;
+//! - `batch.rs`: the interpreter side of batches (the core's `batch` schedules them);
+//!   `texts.rs`: their texts;
 //! - `cpython/`: the paths that rely on CPython's object layout, and their portable twins;
 //! - `formats.rs`, `train.rs`, `functions.rs`: file formats, training, free functions.
 #![deny(unsafe_code)]
@@ -25,7 +26,6 @@ mod functions;
 mod model;
 mod pair_encoder;
 mod rank_encoder;
-mod scratch;
 mod special_set;
 mod texts;
 mod train;

@@ -4,7 +4,7 @@
 //! models share are those of their base class (`encoder.rs`), through [`EncoderCalls`].
 
 use bytepair_core::encoder::SpecialMatcher;
-use bytepair_core::{CoreEncoder, Error, Rank};
+use bytepair_core::{Encoder as CoreEncoder, Error, Rank};
 use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -13,16 +13,19 @@ use pyo3::types::{PyList, PyString};
 use crate::batch::{count_texts, encode_texts};
 use crate::cpython::IdLists;
 use crate::errors::to_py_err;
-use crate::scratch::with_id_buffer;
 use crate::special_set::{EncoderId, Matchers, SpecialSet, refuse};
+use bytepair_core::batch::with_id_buffer;
 
 /// A tokenizer model of the core, as the bindings use it.
 pub trait Model: Send + Sync + 'static {
     /// The Python class of this model's encoders, for messages.
     const CLASS: &'static str;
 
-    /// The tokens, special tokens and pre-tokenizer.
-    fn vocabulary(&self) -> &CoreEncoder;
+    /// The core's encoder of this model.
+    type Core: CoreEncoder + Send + Sync;
+
+    /// The core's encoder: tokens, special tokens, pre-tokenizer, decoding.
+    fn vocabulary(&self) -> &Self::Core;
 
     /// Append the ids of `text` with no special token allowed.
     fn encode_ordinary_into(&self, text: &str, out: &mut Vec<Rank>) -> Result<(), Error>;
@@ -56,8 +59,8 @@ pub trait EncoderCalls: Send + Sync {
     fn id(&self) -> EncoderId;
     /// The Python class of the encoder, for messages.
     fn class(&self) -> &'static str;
-    /// The tokens, special tokens and pre-tokenizer.
-    fn vocabulary(&self) -> &CoreEncoder;
+    /// The core's encoder: tokens, special tokens, pre-tokenizer, decoding.
+    fn vocabulary(&self) -> &dyn CoreEncoder;
     fn rank_equivalence(&self) -> Result<(), String>;
 
     fn special_set(&self, names: Vec<String>) -> PyResult<SpecialSet>;
@@ -229,7 +232,7 @@ impl<M: Model> EncoderCalls for ModelEncoder<M> {
         M::CLASS
     }
 
-    fn vocabulary(&self) -> &CoreEncoder {
+    fn vocabulary(&self) -> &dyn CoreEncoder {
         self.model.vocabulary()
     }
 

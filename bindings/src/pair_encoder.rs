@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use bytepair_core::added::{AddedVocabulary, Segment};
-use bytepair_core::{CoreEncoder, Error, Rank};
-use pyo3::exceptions::PyValueError;
+use bytepair_core::batch::with_id_buffer;
+use bytepair_core::vocab::added::Segment;
+use bytepair_core::{Encoder as _, Error, PairEncoder as CorePairEncoder, Rank};
 use pyo3::prelude::*;
 use pyo3::pyclass_init::PyClassInitializer;
 use pyo3::types::{PyBytes, PyList};
@@ -16,13 +16,11 @@ use crate::encoder::Encoder;
 use crate::errors::to_py_err;
 use crate::formats;
 use crate::model::{EncoderCalls, Model, ModelEncoder};
-use crate::scratch::with_id_buffer;
 use crate::special_set::{SpecialSet, made_by, refuse};
 
 /// Pair merges, a pre-tokenizer pipeline and added tokens.
 pub struct PairModel {
-    core: CoreEncoder,
-    added: AddedVocabulary,
+    core: CorePairEncoder,
     /// The added tokens recognised with no special token allowed: the non-special ones.
     ordinary_added: Vec<bool>,
 }
@@ -38,15 +36,23 @@ impl PairModel {
         first_pass: bool,
         out: &mut Vec<Rank>,
     ) -> Result<(), Error> {
-        self.added
-            .encode_into(&self.core, text, enabled, first_pass, out)
+        self.core
+            .encode_with_added_into(text, enabled, first_pass, out)
+    }
+
+    /// Which added tokens count: every non-special one, and the special ones `allowed` names.
+    fn enabled(&self, allowed: impl FnMut(&str) -> bool) -> Vec<bool> {
+        self.core
+            .added()
+            .map_or_else(Vec::new, |added| added.enabled(allowed))
     }
 }
 
 impl Model for PairModel {
     const CLASS: &'static str = "PairEncoder";
+    type Core = CorePairEncoder;
 
-    fn vocabulary(&self) -> &CoreEncoder {
+    fn vocabulary(&self) -> &CorePairEncoder {
         &self.core
     }
 
@@ -79,11 +85,11 @@ impl Model for PairModel {
 
     fn enabled_added(&self, allowed: &[String]) -> Vec<bool> {
         let names: std::collections::HashSet<&str> = allowed.iter().map(String::as_str).collect();
-        self.added.enabled(|c| names.contains(c))
+        self.enabled(|c| names.contains(c))
     }
 
     fn rank_equivalence(&self) -> Result<(), String> {
-        bytepair_core::formats::hf::rank_equivalence(&self.core)
+        bytepair_core::build::rank_equivalence(&self.core)
     }
 }
 
@@ -128,20 +134,18 @@ impl PairEncoder {
     ) -> PyResult<PyClassInitializer<Self>> {
         let pipeline = formats::pipeline(stages)?;
         let added: Vec<_> = added.iter().map(|t| t.0.clone()).collect();
-        let (added, entries) = formats::added(added)?;
         let core = py
             .detach(|| {
                 let merges = formats::merge_list(merges, merges_data)?;
                 let vocab: Vec<(String, Rank)> = vocab.into_iter().collect();
-                formats::pair_encoder(vocab, merges, ignore_merges, unknown, entries, pipeline)
+                formats::pair_encoder(vocab, merges, ignore_merges, unknown, added, pipeline)
             })
             .map_err(to_py_err)?;
-        let ordinary_added = added.enabled(|_| false);
-        let model = PairModel {
+        let mut model = PairModel {
             core,
-            added,
-            ordinary_added,
+            ordinary_added: Vec::new(),
         };
+        model.ordinary_added = model.enabled(|_| false);
         let encoder = Arc::new(ModelEncoder::new(model)?);
         let base = Encoder {
             calls: Arc::clone(&encoder) as Arc<dyn EncoderCalls>,
@@ -179,16 +183,20 @@ impl PairEncoder {
     ) -> PyResult<Bound<'py, PyList>> {
         let enabled = self.enabled(self.checked(allowed.as_ref())?);
         refuse(text, self.checked(disallowed.as_ref())?)?;
+        let list = PyList::empty(py);
+        let Some(added) = self.encoder.model.core.added() else {
+            if !text.is_empty() {
+                list.append(text)?;
+            }
+            return Ok(list);
+        };
         let mut parts: Vec<Segment<'_>> = Vec::new();
-        self.encoder
-            .model
-            .added
+        added
             .split(text, false, enabled, |s| {
                 parts.push(s);
                 Ok(())
             })
             .map_err(to_py_err)?;
-        let list = PyList::empty(py);
         for part in parts {
             match part {
                 Segment::Text(t) => list.append(t)?,
@@ -199,28 +207,19 @@ impl PairEncoder {
     }
 
     /// The merges as `(left, right, result)` ids in priority order.
-    fn pair_merges(&self) -> PyResult<Vec<(Rank, Rank, Rank)>> {
-        let core = &self.encoder.model.core;
-        let model = core.pair_model().ok_or_else(not_pairs)?;
-        Ok(model.merges())
+    fn pair_merges(&self) -> Vec<(Rank, Rank, Rank)> {
+        self.encoder.model.core.model().merges()
     }
 
     /// The model vocabulary: `(id, bytes, written in the GPT-2 byte alphabet)`.
-    fn pair_vocab<'py>(&self, py: Python<'py>) -> PyResult<Vec<(Rank, Bound<'py, PyBytes>, bool)>> {
+    fn pair_vocab<'py>(&self, py: Python<'py>) -> Vec<(Rank, Bound<'py, PyBytes>, bool)> {
         let core = &self.encoder.model.core;
-        let vocab = core.pair_vocab().ok_or_else(not_pairs)?;
-        Ok(vocab
+        core.model_vocab()
             .iter()
             .filter_map(|&(id, alphabet)| {
                 core.token_bytes(id)
                     .map(|b| (id, PyBytes::new(py, b), alphabet))
             })
-            .collect())
+            .collect()
     }
-}
-
-/// Never raised: the core's pair encoder always has its pair model (until the core's two
-/// encoder types replace the one it has today).
-fn not_pairs() -> PyErr {
-    PyValueError::new_err("this encoder has no pair merges")
 }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use bytepair_core::{CoreEncoder, Error, Rank};
+use bytepair_core::{Encoder as _, Error, Rank, RankEncoder as CoreRankEncoder};
 use pyo3::prelude::*;
 use pyo3::pyclass_init::PyClassInitializer;
 
@@ -14,12 +14,13 @@ use crate::model::{Model, ModelEncoder};
 use crate::special_set::SpecialSet;
 
 /// A vocabulary of ranked byte strings, special tokens and a pattern.
-pub struct RankModel(CoreEncoder);
+pub struct RankModel(CoreRankEncoder);
 
 impl Model for RankModel {
     const CLASS: &'static str = "RankEncoder";
+    type Core = CoreRankEncoder;
 
-    fn vocabulary(&self) -> &CoreEncoder {
+    fn vocabulary(&self) -> &CoreRankEncoder {
         &self.0
     }
 
@@ -58,7 +59,7 @@ impl Model for RankModel {
 pub struct RankEncoder;
 
 impl RankEncoder {
-    fn initializer(core: CoreEncoder) -> PyResult<PyClassInitializer<Self>> {
+    fn initializer(core: CoreRankEncoder) -> PyResult<PyClassInitializer<Self>> {
         let encoder = Arc::new(ModelEncoder::new(RankModel(core))?);
         Ok(PyClassInitializer::from(Encoder { calls: encoder }).add_subclass(RankEncoder))
     }
@@ -74,7 +75,7 @@ impl RankEncoder {
         pattern: &str,
     ) -> PyResult<PyClassInitializer<Self>> {
         let core = py
-            .detach(|| CoreEncoder::new(mergeable_ranks, special_tokens, pattern))
+            .detach(|| CoreRankEncoder::new(mergeable_ranks, special_tokens, pattern))
             .map_err(to_py_err)?;
         Self::initializer(core)
     }
@@ -88,10 +89,7 @@ impl RankEncoder {
         pattern: &str,
     ) -> PyResult<Py<Self>> {
         let core = py
-            .detach(|| {
-                let ranks = bytepair_core::formats::tiktoken::parse(data)?;
-                CoreEncoder::new(ranks, special_tokens, pattern)
-            })
+            .detach(|| bytepair_core::build::tiktoken_encoder(data, special_tokens, pattern))
             .map_err(to_py_err)?;
         Py::new(py, Self::initializer(core)?)
     }
@@ -110,13 +108,11 @@ impl RankEncoder {
     ) -> PyResult<(Py<Self>, HashMap<String, Rank>)> {
         let (core, specials) = py
             .detach(|| {
-                let merges = bytepair_core::formats::hf::parse_merges(merges_data)?;
                 let encoder: Vec<(String, Rank)> = encoder.into_iter().collect();
-                let (ranks, inferred) = bytepair_core::formats::hf::gpt2_ranks(&encoder, &merges)?;
-                let mut specials: HashMap<String, Rank> = inferred.into_iter().collect();
-                specials.extend(special_tokens.unwrap_or_default());
-                let core = CoreEncoder::new(ranks, specials.clone(), pattern)?;
-                Ok::<_, Error>((core, specials))
+                let extra = special_tokens.unwrap_or_default();
+                let (core, specials) =
+                    bytepair_core::build::gpt2_encoder(&encoder, merges_data, pattern, extra)?;
+                Ok::<_, Error>((core, specials.into_iter().collect::<HashMap<_, _>>()))
             })
             .map_err(to_py_err)?;
         Ok((Py::new(py, Self::initializer(core)?)?, specials))

@@ -13,7 +13,7 @@ use pyo3::exceptions::PyUnicodeEncodeError;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-use crate::scratch::with_scratch;
+use bytepair_core::batch::with_scratch;
 
 /// One text of a batch: its characters as the string stores them.
 #[derive(Clone, Copy)]

@@ -3,8 +3,8 @@
 
 use std::time::Instant;
 
-use bytepair_core::CoreEncoder;
 use bytepair_core::pretokenize::patterns;
+use bytepair_core::{Encoder, RankEncoder};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let shared = std::env::var("BYTEPAIR_SHARED").unwrap_or_else(|_| "../shared".into());
@@ -16,7 +16,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let data = std::fs::read(format!("{shared}/vocab/{file}"))?;
     let ranks = bytepair_core::formats::tiktoken::parse(&data)?;
-    let enc = CoreEncoder::new(ranks, [], pattern)?;
+    let enc = RankEncoder::new(ranks, [], pattern)?;
     // An optional second argument picks one category and skips the worst-case inputs.
     let only = std::env::args().nth(2);
     for category in ["english", "code", "multilingual"] {

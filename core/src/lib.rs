@@ -1,40 +1,50 @@
 //! bytepair-core: byte-level BPE with no Python inside.
 //!
-//! The modules follow the pipeline a text goes through:
-//! - [`byte_map`]: the GPT-2 bijection between bytes and visible characters (for text formats);
-//! - [`added`]: Hugging Face added tokens, split off before anything else;
+//! The modules follow the pipeline a text goes through; each uses only those above it:
+//! - [`bytes`]: bytes before any vocabulary: the GPT-2 byte alphabet of text formats
+//!   ([`bytes::byte_map`]) and short byte strings packed into integer keys;
+//! - [`mem`]: large arrays on huge pages ([`mem::huge_pages`]);
 //! - [`pretokenize`]: cutting text into pieces with a model's pattern (hand-written scanners for the
 //!   well-known patterns, a general regex engine for any other), or with a pipeline of Hugging
 //!   Face pre-tokenizer stages ([`pretokenize::pipeline`]);
-//! - [`merge`]: turning one piece into token ids by rank-greedy merging (tiktoken's rule);
-//! - [`pair_merge`]: the same by pair priority (Hugging Face's rule, ids free of merge order);
-//! - [`encoder`]: the whole encoder (ranks or pairs, special tokens, decoding);
-//! - [`formats`]: the vocabulary files worth parsing in Rust (tiktoken, GPT-2/HF merges);
+//! - [`vocab`]: what a model knows: the rank map, the token table laid out for lookups, token
+//!   bytes by id and the id-space checks ([`vocab::by_id`]), a Hugging Face model's vocabulary as
+//!   plain values ([`vocab::pair_vocab`]) and its added tokens ([`vocab::added`]);
+//! - [`merge`]: turning one piece into ids. By rank (tiktoken's rule): the pre-merge
+//!   (`premerge`), the flat merge (`flat`), the heap merge (`heap`) and the linear-time
+//!   `backtrack` for long pieces, over [`merge::MergeTable`], with a per-thread piece cache
+//!   (`cache`). By pair priority (Hugging Face's rule): [`merge::pair`];
+//! - [`encoder`]: one type per model, all implementing [`Encoder`]: [`RankEncoder`] (tiktoken)
+//!   and [`PairEncoder`] (Hugging Face: pair model, pipeline, added tokens), sharing the special
+//!   token search ([`encoder::SpecialMatcher`]);
+//! - [`formats`]: parsing the vocabulary files worth parsing in Rust (tiktoken, GPT-2/HF merges)
+//!   into plain values;
+//! - [`build`]: encoders made from parsed values, and conversions between the two models;
+//! - [`batch`]: running a batch of texts on several threads (pools, chunk planning, claiming);
 //! - [`train`]: learning merges from a corpus.
 //!
 //! Errors are values ([`Error`]); nothing reachable from input panics. `unsafe` code in three
 //! places: a prefetch hint, which reads nothing; the SIMD loads and compares of the block
-//! scanner ([`pretokenize`]), which read 16 bytes of a 64-byte array; and [`huge_pages`], an
+//! scanner ([`pretokenize`]), which read 16 bytes of a 64-byte array; and [`mem::huge_pages`], an
 //! array allocated on 2 MiB boundaries (allocation, `madvise`, element access as `Box<[T]>`
 //! does it, tested for every value being dropped once).
 #![deny(unsafe_code)]
 
-pub mod added;
-pub mod byte_map;
+pub mod batch;
+pub mod build;
+pub mod bytes;
 pub mod encoder;
 pub mod error;
 pub mod formats;
-pub mod huge_pages;
+pub mod mem;
 pub mod merge;
-mod packed;
-pub mod pair_merge;
-mod piece_cache;
 pub mod pretokenize;
 #[cfg(test)]
 mod test_data;
 pub mod train;
+pub mod vocab;
 
-pub use encoder::CoreEncoder;
+pub use encoder::{Encoder, PairEncoder, RankEncoder};
 pub use error::Error;
 pub use pretokenize::Pretokenizer;
 

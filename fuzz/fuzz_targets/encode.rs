@@ -6,8 +6,8 @@
 //! the two bytes of 'é') so merges fire constantly.
 #![no_main]
 
-use bytepair_core::CoreEncoder;
 use bytepair_core::pretokenize::patterns;
+use bytepair_core::{Encoder, RankEncoder};
 use bytepair_fuzz::{naive_encode, vocabulary};
 use libfuzzer_sys::fuzz_target;
 
@@ -46,7 +46,7 @@ fuzz_target!(|data: &[u8]| {
     } else {
         r"[^\n]+|\n"
     };
-    let encoder = CoreEncoder::new(vocabulary(tokens), [], pattern).expect("valid vocabulary");
+    let encoder = RankEncoder::new(vocabulary(tokens), [], pattern).expect("valid vocabulary");
 
     let ids = encoder.encode_ordinary(&text).expect("encode");
     assert_eq!(ids, naive_encode(&encoder, &text), "text {text:?}");

@@ -10,14 +10,14 @@ use std::sync::OnceLock;
 use bytepair_core::encoder::SpecialMatcher;
 use bytepair_core::formats::tiktoken;
 use bytepair_core::pretokenize::patterns;
-use bytepair_core::{CoreEncoder, Error, Rank};
+use bytepair_core::{Encoder, Error, Rank, RankEncoder};
 use bytepair_fuzz::{text_from, toy_vocabulary};
 use libfuzzer_sys::fuzz_target;
 
 const SPECIALS: [&str; 2] = ["<|endoftext|>", "<|im_start|>"];
 
 struct Setup {
-    encoder: CoreEncoder,
+    encoder: RankEncoder,
     all: SpecialMatcher,
     none: SpecialMatcher,
     special_ids: Vec<Rank>,
@@ -38,7 +38,7 @@ fn setup() -> &'static Setup {
             .map(|(s, id)| (s.to_string(), id))
             .collect();
         let special_ids = specials.iter().map(|s| s.1).collect();
-        let encoder = CoreEncoder::new(ranks, specials, patterns::CL100K).expect("vocabulary");
+        let encoder = RankEncoder::new(ranks, specials, patterns::CL100K).expect("vocabulary");
         let all = encoder.special_matcher(SPECIALS).expect("matcher");
         let none = encoder.special_matcher([]).expect("matcher");
         Setup {

@@ -4,7 +4,7 @@
 
 use bytepair_core::formats::tiktoken;
 use bytepair_core::pretokenize::patterns;
-use bytepair_core::{CoreEncoder, Rank};
+use bytepair_core::{Encoder, Rank, RankEncoder};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -31,7 +31,7 @@ fuzz_target!(|data: &[u8]| {
             next = next.saturating_add(1);
         }
     }
-    let Ok(encoder) = CoreEncoder::new(full, [("<|endoftext|>".to_string(), next)], patterns::GPT2)
+    let Ok(encoder) = RankEncoder::new(full, [("<|endoftext|>".to_string(), next)], patterns::GPT2)
     else {
         return;
     };

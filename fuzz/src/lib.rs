@@ -1,7 +1,7 @@
 //! Helpers shared by the fuzz targets: turning fuzz bytes into tricky text, and the oracles.
 
-use bytepair_core::merge::RankMap;
-use bytepair_core::{CoreEncoder, Rank};
+use bytepair_core::vocab::RankMap;
+use bytepair_core::{Encoder, Rank, RankEncoder};
 
 /// Strings where the pre-tokenizer patterns' classes and alternatives meet (each whitespace kind,
 /// letters of every case class, marks, digits, contractions in both cases, punctuation, CRLF), and
@@ -103,7 +103,7 @@ pub fn naive_merge(piece: &[u8], ranks: &RankMap) -> Vec<Rank> {
 /// piece that is itself a token is that token, any other goes through [`naive_merge`]. (On a real
 /// vocabulary every token is reachable by merges, so the first case changes nothing; on the
 /// arbitrary vocabularies made here it does: "aaa" without "aa" is one token, as in tiktoken.)
-pub fn naive_encode(encoder: &CoreEncoder, text: &str) -> Vec<Rank> {
+pub fn naive_encode(encoder: &RankEncoder, text: &str) -> Vec<Rank> {
     let mut out = Vec::new();
     let pieces = encoder.pretokenizer().pieces(text).unwrap_or_default();
     for piece in pieces {

@@ -167,7 +167,7 @@ impl IdInts {
 mod imp {
     use std::sync::{Mutex, TryLockError};
 
-    use bytepair_core::huge_pages::HugePageArray;
+    use bytepair_core::mem::huge_pages::HugePageArray;
     use pyo3::ffi;
     use pyo3::prelude::*;
     use pyo3::types::PyInt;

@@ -1,7 +1,7 @@
 //! Merging long pieces in linear time, by checking token boundaries instead of replaying merges.
 //!
-//! The heap merge costs `O(n log n)` with a large constant: a megabyte of random letters was 20x
-//! slower per byte than prose. This module finds the same ids another way, resting on two facts
+//! The heap merge costs `O(n log n)` with a large constant, many times prose's cost per byte on
+//! a long run of letters. This module finds the same ids another way, resting on two facts
 //! about rank-greedy BPE (proved below; the second is checked for the vocabulary before this path
 //! is used). Tokens that their own bytes do not merge into (a few in Llama 3) never form in any
 //! text, so they are left out.
@@ -28,9 +28,10 @@
 
 use std::ops::Range;
 
-use super::{FLAT_MERGE_MAX_LEN, INLINE_MAX, Lookup, TokenTable, flat_merge, heap_merge};
+use super::{FLAT_MERGE_MAX_LEN, Lookup, MergeTable, flat_merge, heap_merge};
 use crate::Rank;
-use crate::packed::pack16;
+use crate::bytes::packed::pack16;
+use crate::vocab::table::INLINE_MAX;
 
 /// No token (in `split` and the trie), or no limit (in `compatible`).
 const NONE: Rank = Rank::MAX;
@@ -93,14 +94,14 @@ impl TokenFilter {
 /// [`last_join`] of every token (`bytes[span]`), in order.
 ///
 /// Merging every token's bytes is most of the time it takes to build a [`Backtracker`], which
-/// happens on the first long piece an encoder meets (0.14 s for o200k on one thread), so the
-/// tokens are shared out between threads, when the machine has more than one core. Scoped
+/// happens in the middle of an encode (see `BUILD_BACKTRACKER_AFTER`), so the tokens are shared
+/// out between threads, when the machine has more than one core. Scoped
 /// threads: all have finished when this returns. If a thread cannot be started (or fails),
 /// its share is merged on this one.
 fn last_joins(
     bytes: &[u8],
     spans: &[(Range<usize>, Rank)],
-    table: &TokenTable,
+    table: &MergeTable,
 ) -> Vec<Option<[Rank; 2]>> {
     let of_span = |(span, _): &(Range<usize>, Rank)| last_join(&bytes[span.clone()], table);
     let sequential = |share: &[(Range<usize>, Rank)]| share.iter().map(of_span).collect();
@@ -132,7 +133,7 @@ fn last_joins(
 
 /// The two ranks the last merge of `token`'s bytes, merged alone, joins (`[NONE, NONE]` for a
 /// single byte), or `None` if they do not merge into one token.
-fn last_join(token: &[u8], table: &TokenTable) -> Option<[Rank; 2]> {
+fn last_join(token: &[u8], table: &MergeTable) -> Option<[Rank; 2]> {
     if token.len() < 2 {
         return Some([NONE; 2]);
     }
@@ -146,14 +147,14 @@ fn last_join(token: &[u8], table: &TokenTable) -> Option<[Rank; 2]> {
 /// token) take the heap so that nothing here is quadratic.
 fn merge_alone(
     bytes: &[u8],
-    table: &TokenTable,
+    table: &MergeTable,
     on_join: impl FnMut(Rank, Rank),
     emit: impl FnMut(Rank),
 ) {
     if bytes.len() <= FLAT_MERGE_MAX_LEN {
-        flat_merge(bytes, table, &table.byte, on_join, emit);
+        flat_merge(bytes, table, table.tokens().byte_ranks(), on_join, emit);
     } else {
-        heap_merge(bytes, table, &table.byte, on_join, emit);
+        heap_merge(bytes, table, table.tokens().byte_ranks(), on_join, emit);
     }
 }
 
@@ -161,7 +162,7 @@ fn merge_alone(
 /// whose every adjacent pair passes `compatible(at, left, right)` (`left` ends at byte `at`) to
 /// `out` and return true, or return false with `out` unchanged if there is none. `trie` holds
 /// the tokens that merge back to themselves. Shared by the rank rule and the pair rule
-/// ([`crate::pair_merge`]), which differ only in `compatible`.
+/// ([`crate::merge::pair`]), which differ only in `compatible`.
 pub(crate) fn search(
     piece: &[u8],
     trie: &PrefixTrie,
@@ -332,8 +333,8 @@ impl PrefixTrie {
 impl Backtracker {
     /// Index the tokens of `table` (`None` only for tokens over 64 KiB, which no real
     /// vocabulary has; callers then keep the heap merge).
-    pub(crate) fn new(table: &TokenTable) -> Option<Self> {
-        let (bytes, mut spans) = table.tokens();
+    pub(crate) fn new(table: &MergeTable) -> Option<Self> {
+        let (bytes, mut spans) = table.tokens().tokens();
         spans.sort_unstable_by(|a, b| bytes[a.0.clone()].cmp(&bytes[b.0.clone()]));
         let bound = spans.iter().map(|t| t.1 as usize + 1).max()?;
         let mut split = vec![[NONE; 2]; bound];
@@ -367,7 +368,7 @@ impl Backtracker {
 
     /// The rank of `bytes` if it is a token that some text can merge into.
     #[inline]
-    fn reachable_rank(&self, bytes: &[u8], table: &TokenTable) -> Option<Rank> {
+    fn reachable_rank(&self, bytes: &[u8], table: &MergeTable) -> Option<Rank> {
         if (3..=INLINE_MAX).contains(&bytes.len()) && !self.maybe_token.may_contain(bytes) {
             return None;
         }
@@ -376,7 +377,7 @@ impl Backtracker {
 
     /// Append the ids of `piece` to `out` and return true; false (with `out` unchanged) if no
     /// segmentation is found, which the checks in [`Backtracker::new`] rule out.
-    pub(crate) fn merge(&self, piece: &[u8], table: &TokenTable, out: &mut Vec<Rank>) -> bool {
+    pub(crate) fn merge(&self, piece: &[u8], table: &MergeTable, out: &mut Vec<Rank>) -> bool {
         search(piece, &self.trie, out, |at, left, right| {
             self.compatible(piece, at, left, right, table)
         })
@@ -391,7 +392,7 @@ impl Backtracker {
         at: usize,
         mut left: Rank,
         mut right: Rank,
-        table: &TokenTable,
+        table: &MergeTable,
     ) -> bool {
         let left_len = usize::from(self.len[left as usize]);
         let right_len = usize::from(self.len[right as usize]);
@@ -438,300 +439,7 @@ impl Backtracker {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::merge::RankMap;
-    use crate::test_data::random_text;
+mod tests;
 
-    /// A vocabulary learned the way BPE training does (so both properties hold): repeatedly add
-    /// the most frequent adjacent pair of a sample text as the next rank.
-    fn trained(sample: &[u8], merges: usize) -> (RankMap, [Rank; 256]) {
-        let mut ranks = RankMap::default();
-        let mut byte_ranks = [0; 256];
-        for b in 0..=255u8 {
-            ranks.insert(vec![b], Rank::from(b));
-            byte_ranks[usize::from(b)] = Rank::from(b);
-        }
-        let mut parts: Vec<Vec<u8>> = sample.iter().map(|&b| vec![b]).collect();
-        for next in 0..merges {
-            let mut counts: std::collections::BTreeMap<(Vec<u8>, Vec<u8>), usize> =
-                Default::default();
-            for w in parts.windows(2) {
-                *counts.entry((w[0].clone(), w[1].clone())).or_default() += 1;
-            }
-            let Some(((a, b), _)) = counts
-                .into_iter()
-                .max_by(|x, y| x.1.cmp(&y.1).then_with(|| y.0.cmp(&x.0)))
-            else {
-                break;
-            };
-            let joined = [a.as_slice(), b.as_slice()].concat();
-            if ranks.contains_key(&joined) {
-                break;
-            }
-            ranks.insert(joined.clone(), 256 + next as Rank);
-            let mut merged = Vec::with_capacity(parts.len());
-            let mut i = 0;
-            while i < parts.len() {
-                if i + 1 < parts.len() && parts[i] == a && parts[i + 1] == b {
-                    merged.push(joined.clone());
-                    i += 2;
-                } else {
-                    merged.push(parts[i].clone());
-                    i += 1;
-                }
-            }
-            parts = merged;
-        }
-        (ranks, byte_ranks)
-    }
-
-    #[test]
-    fn agrees_with_the_heap_merge_on_trained_vocabularies() {
-        let mut seed = 11;
-        for (alphabet, merges) in [(&b"ab"[..], 40), (b"abc", 80), (b"ab c", 120), (b"a", 12)] {
-            let sample = random_text(&mut seed, 3000, alphabet);
-            let (ranks, byte_ranks) = trained(&sample, merges);
-            let table = TokenTable::new(&ranks, &byte_ranks);
-            let backtracker = Backtracker::new(&table).expect("a trained vocabulary qualifies");
-            for len in [1, 2, 3, 5, 17, 64, 65, 300, 2000] {
-                for _ in 0..20 {
-                    let piece = random_text(&mut seed, len, alphabet);
-                    let mut expected = Vec::new();
-                    heap_merge(&piece, &table, &byte_ranks, |_, _| {}, |r| expected.push(r));
-                    let mut got = vec![7];
-                    assert!(backtracker.merge(&piece, &table, &mut got));
-                    assert_eq!(
-                        got[1..],
-                        expected[..],
-                        "{:?}",
-                        String::from_utf8_lossy(&piece)
-                    );
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn ranks_that_do_not_grow_along_merges_take_the_exact_check() {
-        let mut ranks = RankMap::default();
-        let mut byte_ranks = [0; 256];
-        for b in 0..=255u8 {
-            ranks.insert(vec![b], Rank::from(b) + 10);
-            byte_ranks[usize::from(b)] = Rank::from(b) + 10;
-        }
-        // "ab" ranks below its own bytes, "abab" below "ab".
-        ranks.insert(b"ab".to_vec(), 3);
-        ranks.insert(b"ba".to_vec(), 4);
-        ranks.insert(b"abab".to_vec(), 2);
-        ranks.insert(b"aba".to_vec(), 300);
-        let table = TokenTable::new(&ranks, &byte_ranks);
-        let backtracker = Backtracker::new(&table).expect("every vocabulary qualifies");
-        assert!(!backtracker.monotone);
-        let mut seed = 3;
-        for len in 1..200 {
-            let piece = random_text(&mut seed, len, b"ab");
-            let mut expected = Vec::new();
-            heap_merge(&piece, &table, &byte_ranks, |_, _| {}, |r| expected.push(r));
-            let mut got = Vec::new();
-            assert!(backtracker.merge(&piece, &table, &mut got));
-            assert_eq!(got, expected, "{:?}", String::from_utf8_lossy(&piece));
-        }
-    }
-
-    #[test]
-    fn tokens_that_never_form_are_left_out() {
-        let mut ranks: RankMap = (0..=255u8).map(|b| (vec![b], Rank::from(b))).collect();
-        let byte_ranks: [Rank; 256] = std::array::from_fn(|b| b as Rank);
-        // No two-byte token joins "x", "y", "z", so "xyz" can never form.
-        ranks.insert(b"xyz".to_vec(), 256);
-        ranks.insert(b"zx".to_vec(), 257);
-        let table = TokenTable::new(&ranks, &byte_ranks);
-        let backtracker =
-            Backtracker::new(&table).expect("qualifies without the unreachable token");
-        for piece in [&b"xyzxyzxyz"[..], b"xxyyzz", b"zyxyzyxxyz"] {
-            let mut expected = Vec::new();
-            heap_merge(piece, &table, &byte_ranks, |_, _| {}, |r| expected.push(r));
-            let mut got = Vec::new();
-            assert!(backtracker.merge(piece, &table, &mut got));
-            assert_eq!(got, expected);
-        }
-    }
-
-    #[test]
-    fn huge_tokens_from_a_hostile_file_are_cheap() {
-        let mut ranks: RankMap = (0..=255u8).map(|b| (vec![b], Rank::from(b))).collect();
-        let byte_ranks: [Rank; 256] = std::array::from_fn(|b| b as Rank);
-        // Unreachable (nothing merges "aa"), and too long for the flat merge's quadratic time.
-        ranks.insert(vec![b'a'; 60_000], 256);
-        let table = TokenTable::new(&ranks, &byte_ranks);
-        let backtracker = Backtracker::new(&table).expect("tokens under 64 KiB qualify");
-        let mut got = Vec::new();
-        assert!(backtracker.merge(&[b'a'; 1000], &table, &mut got));
-        assert_eq!(got, vec![Rank::from(b'a'); 1000]);
-        // Past 64 KiB the linear path steps aside and the heap merge takes the piece.
-        ranks.insert(vec![b'b'; 70_000], 257);
-        let table = TokenTable::new(&ranks, &byte_ranks);
-        assert!(Backtracker::new(&table).is_none());
-        let mut out = Vec::new();
-        super::super::merge_piece(&[b'b'; 100], &table, &byte_ranks, &mut out);
-        assert_eq!(out, vec![Rank::from(b'b'); 100]);
-    }
-
-    #[test]
-    fn the_filter_never_drops_a_token() {
-        let mut seed = 9;
-        let tokens: Vec<Vec<u8>> = (0..5000)
-            .map(|i| random_text(&mut seed, 3 + i % 13, b"abcdefgh"))
-            .collect();
-        let filter = TokenFilter::new(tokens.iter().map(Vec::as_slice));
-        assert!(tokens.iter().all(|t| filter.may_contain(t)));
-        let others = (0..5000)
-            .map(|i| random_text(&mut seed, 3 + i % 13, b"xyz"))
-            .filter(|t| filter.may_contain(t))
-            .count();
-        assert!(others < 500, "{others} of 5000 non-tokens pass the filter");
-    }
-
-    #[test]
-    fn trie_lists_every_prefix_token() {
-        let tokens: Vec<(&[u8], Rank)> = vec![(b"a", 1), (b"ab", 5), (b"abc", 2), (b"b", 3)];
-        let trie = PrefixTrie::new(&tokens);
-        let mut out = Vec::new();
-        trie.prefixes(b"abcd", usize::MAX, &mut out);
-        assert_eq!(out, vec![(1, 1), (2, 5), (3, 2)]);
-        out.clear();
-        trie.prefixes(b"abcd", 2, &mut out);
-        assert_eq!(out, vec![(1, 1), (2, 5)]);
-        out.clear();
-        trie.prefixes(b"c", usize::MAX, &mut out);
-        assert!(out.is_empty());
-    }
-}
-
-/// The real vocabularies of `../shared/vocab`: they must qualify, and give the heap merge's ids.
 #[cfg(test)]
-mod real_vocabularies {
-    use super::*;
-    use crate::merge::RankMap;
-    use crate::test_data::random_text;
-    use crate::test_data::{corpus_files, shared};
-
-    const VOCABS: [&str; 6] = [
-        "r50k_base/r50k_base.tiktoken",
-        "p50k_base/p50k_base.tiktoken",
-        "cl100k_base/cl100k_base.tiktoken",
-        "o200k_base/o200k_base.tiktoken",
-        "llama3/tokenizer.model",
-        "llama4/tokenizer.model",
-    ];
-
-    /// The token table of a vocabulary file of `../shared/vocab`, with its single bytes' ranks.
-    fn load(shared: &std::path::Path, vocab: &str) -> (TokenTable, [Rank; 256]) {
-        let data = std::fs::read(shared.join("vocab").join(vocab)).unwrap();
-        let ranks: RankMap = crate::formats::tiktoken::parse(&data)
-            .unwrap()
-            .into_iter()
-            .collect();
-        let byte_ranks: [Rank; 256] = std::array::from_fn(|b| ranks[&vec![b as u8]]);
-        (TokenTable::new(&ranks, &byte_ranks), byte_ranks)
-    }
-
-    /// The tokens shared out between threads come back in order: the same last joins as
-    /// merging every token on one thread.
-    #[test]
-    fn last_joins_on_threads_equal_one_thread() {
-        let Some(shared) = shared() else { return };
-        let (table, _) = load(&shared, VOCABS[3]);
-        let (bytes, spans) = table.tokens();
-        let got = last_joins(&bytes, &spans, &table);
-        let one_thread: Vec<Option<[Rank; 2]>> = spans
-            .iter()
-            .map(|(span, _)| last_join(&bytes[span.clone()], &table))
-            .collect();
-        assert_eq!(got.len(), spans.len());
-        assert!(got == one_thread);
-        // Every token of o200k forms, and each multi-byte one has a split.
-        assert!(got.iter().all(Option::is_some));
-    }
-
-    #[test]
-    fn equal_to_the_heap_merge_on_every_corpus_file() {
-        let Some(shared) = shared() else { return };
-        let files: Vec<Vec<u8>> = corpus_files(&shared)
-            .iter()
-            .map(|f| std::fs::read(f).unwrap())
-            .collect();
-        for vocab in VOCABS {
-            let (table, byte_ranks) = load(&shared, vocab);
-            let start = std::time::Instant::now();
-            let backtracker = Backtracker::new(&table);
-            eprintln!("{vocab}: built in {:?}", start.elapsed());
-            let backtracker = backtracker.unwrap();
-            // Llama 3 has tokens ranked below their parts; the others grow along merges.
-            assert_eq!(
-                backtracker.monotone,
-                !vocab.starts_with("llama3"),
-                "{vocab}"
-            );
-            let mut seed = 5u64;
-            let mut compared = 0;
-            for text in &files {
-                // Windows of raw bytes, not pre-tokenized pieces: harder and more varied input.
-                for _ in 0..12 {
-                    seed = seed
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    let len = (seed >> 40) as usize % 1500 + 1;
-                    let at = (seed >> 20) as usize % text.len().max(1);
-                    let window = &text[at.min(text.len())..(at + len).min(text.len())];
-                    let mut expected = Vec::new();
-                    heap_merge(window, &table, &byte_ranks, |_, _| {}, |r| expected.push(r));
-                    let mut got = Vec::new();
-                    assert!(backtracker.merge(window, &table, &mut got));
-                    assert_eq!(
-                        got,
-                        expected,
-                        "{vocab}: {:?}",
-                        String::from_utf8_lossy(window)
-                    );
-                    compared += window.len();
-                }
-            }
-            // Pieces from small alphabets: runs, near-runs and mixed scripts, where the search
-            // backs up most.
-            for alphabet in [
-                &b" "[..],
-                b"\t \n",
-                b"ab",
-                b" a",
-                b"0123456789",
-                b"=-*",
-                "é中 ".as_bytes(),
-                b"etaoin shrdlu",
-            ] {
-                for len in (1..600).step_by(7) {
-                    let window = random_text(&mut seed, len, alphabet);
-                    let mut expected = Vec::new();
-                    heap_merge(
-                        &window,
-                        &table,
-                        &byte_ranks,
-                        |_, _| {},
-                        |r| expected.push(r),
-                    );
-                    let mut got = Vec::new();
-                    assert!(backtracker.merge(&window, &table, &mut got));
-                    assert_eq!(
-                        got,
-                        expected,
-                        "{vocab}: {:?}",
-                        String::from_utf8_lossy(&window)
-                    );
-                    compared += window.len();
-                }
-            }
-            eprintln!("{vocab}: {compared} bytes compared");
-        }
-    }
-}
+mod real_vocabularies;

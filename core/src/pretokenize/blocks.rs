@@ -3,7 +3,7 @@
 //!
 //! The scalar scanners ([`super::scanners`]) decide each piece with a few branches on the
 //! classes of its characters; in English text those branches are taken or not with little
-//! pattern, and their mispredictions made the scanner about a tenth of the encoder's time. Here a
+//! pattern, and their mispredictions are a large part of the scanner's time. Here a
 //! block of 64 bytes that starts where a piece starts is classified with SIMD compares (one bit
 //! per byte and class), and the starts of all its pieces come out of a fixed sequence of bit
 //! operations. The encoder then walks the start bits.

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::blocks::{BLOCK_BYTES, CutRule, split_blocks};
-use crate::packed::pack8;
+use crate::bytes::packed::pack8;
 use crate::{Error, Pretokenizer};
 
 /// Pieces up to this many bytes are stored inline.

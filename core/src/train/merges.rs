@@ -90,7 +90,7 @@ fn unkey(k: PairKey) -> (u32, u32) {
 
 /// The HF id of each byte: its position when the 256 byte characters are sorted.
 fn hf_byte_ids() -> [u32; 256] {
-    let chars = crate::byte_map::bytes_to_unicode();
+    let chars = crate::bytes::byte_map::bytes_to_unicode();
     let mut order: Vec<u8> = (0..=255).collect();
     order.sort_unstable_by_key(|&b| chars[usize::from(b)]);
     let mut ids = [0u32; 256];

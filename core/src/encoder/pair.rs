@@ -1,44 +1,34 @@
-//! Pair-merge mode of [`CoreEncoder`]: the Hugging Face rule ([`crate::pair_merge`]) with a
-//! pre-tokenizer pipeline and added tokens that may share ids with model tokens.
-//!
-//! Kept apart from `encoder.rs` so that the tiktoken path there stays as it was: an encoder in
-//! this mode only differs in `pairs` being set, which the encode functions test once per text.
+//! Hugging Face's BPE model: merges by pair priority ([`crate::merge::pair`]), a pre-tokenizer
+//! pipeline, and added tokens that may share ids with model tokens.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::{CoreEncoder, MAX_ID, check_id_space};
-use crate::merge::RankMap;
-use crate::pair_merge::{MissingByte, NONE, PairModel};
+use super::Encoder;
+use crate::merge::pair::{MissingByte, NONE, PairModel};
 use crate::pretokenize::Scanner;
 use crate::pretokenize::pipeline::Pipeline;
+use crate::vocab::RankMap;
+use crate::vocab::added::AddedVocabulary;
+use crate::vocab::by_id::{MAX_ID, TokenBytes, check_id_space};
+use crate::vocab::pair_vocab::{AddedEntry, PairVocabulary};
 use crate::{Error, Pretokenizer, Rank};
 
-/// What pair mode adds to an encoder.
+/// A byte-level BPE encoder with Hugging Face's rules.
 #[derive(Debug, Clone)]
-pub(super) struct PairMode {
-    pub(super) model: PairModel,
-    pub(super) pipeline: Pipeline,
+pub struct PairEncoder {
+    model: PairModel,
+    pipeline: Pipeline,
     /// The model vocabulary's ids, and whether each was written in the GPT-2 byte alphabet (the
     /// others, such as OLMo's `"   "`, stand for their own UTF-8 bytes).
     vocab: Vec<(Rank, bool)>,
+    /// The ordinary tokens: the model's in the byte alphabet, less those that are added tokens.
+    ranks: RankMap,
+    token_bytes: TokenBytes,
+    /// Added tokens by text.
+    specials: FxHashMap<String, Rank>,
+    /// The added tokens compiled for search, when there are any.
+    added: Option<AddedVocabulary>,
 }
-
-/// The model part of a pair-merge (Hugging Face) vocabulary, as
-/// [`CoreEncoder::with_pair_merges`] takes it.
-#[derive(Debug, Clone)]
-pub struct PairVocabulary {
-    /// Model tokens: bytes, id, and whether the file wrote it in the GPT-2 byte alphabet.
-    pub vocab: Vec<(Vec<u8>, Rank, bool)>,
-    /// `(left, right, result)` ids, in priority order.
-    pub merges: Vec<(Rank, Rank, Rank)>,
-    /// Hugging Face's `ignore_merges`: a piece that is a whole token is that token.
-    pub ignore_merges: bool,
-    /// What a byte without a single-byte token becomes.
-    pub missing: MissingByte,
-}
-
-/// An added token as the encoder stores it: text, id, and the bytes its id decodes to.
-pub type AddedEntry = (String, Rank, Vec<u8>);
 
 fn slot(
     id: Rank,
@@ -58,14 +48,14 @@ fn slot(
     Ok(slot)
 }
 
-impl CoreEncoder {
-    /// Build a pair-merge encoder (Hugging Face semantics, see [`crate::pair_merge`]).
+impl PairEncoder {
+    /// Build a pair-merge encoder (Hugging Face semantics, see [`crate::merge::pair`]).
     ///
     /// `added` are the added tokens; unlike tiktoken specials they may share an id with a model
     /// token (NeoX's `<|endoftext|>` is both), and the id then decodes as the added token, as in
     /// `tokenizers`. Ids must be unique within the model and within `added`; merges may name only
     /// model ids. Bytes missing from the vocabulary are allowed (see [`MissingByte`]).
-    pub fn with_pair_merges(
+    pub fn new(
         model: PairVocabulary,
         added: Vec<AddedEntry>,
         pipeline: Pipeline,
@@ -167,71 +157,95 @@ impl CoreEncoder {
         // The ordinary tokens are the model's, less those that are added tokens.
         model_map.retain(|_, id| !added_ids.contains(id));
 
-        let mut offsets = Vec::with_capacity(by_id.len() + 1);
-        let mut bytes = Vec::new();
-        let mut present = Vec::with_capacity(by_id.len());
-        for token in &by_id {
-            offsets.push(u32::try_from(bytes.len()).map_err(|_| too_big())?);
-            present.push(token.is_some());
-            if let Some(t) = token {
-                bytes.extend_from_slice(t);
-            }
-        }
-        offsets.push(u32::try_from(bytes.len()).map_err(|_| too_big())?);
-        let pretokenizer = match pipeline.first_regex() {
-            Some(p) => p.clone(),
-            None => Pretokenizer::with_regex(r"(?s).+")?,
-        };
+        let token_bytes = TokenBytes::from_slots(by_id.iter().map(Option::as_deref))?;
         Ok(Self {
-            table: crate::merge::TokenTable::new(&model_map, &byte_ranks),
-            owner: crate::piece_cache::new_owner(),
+            model: pair_model,
+            pipeline,
+            vocab: vocab_ids,
             ranks: model_map,
-            byte_ranks,
-            offsets,
-            bytes,
-            present,
+            token_bytes,
             specials,
-            pretokenizer,
-            pairs: Some(Box::new(PairMode {
-                model: pair_model,
-                pipeline,
-                vocab: vocab_ids,
-            })),
+            added: None,
         })
     }
 
-    /// Whether this encoder merges by pair priority (Hugging Face) rather than by rank.
-    pub fn is_pair_mode(&self) -> bool {
-        self.pairs.is_some()
+    /// This encoder, finding `added` in text before the model sees it (see
+    /// [`PairEncoder::encode_with_added_into`]); a vocabulary with no token finds nothing.
+    pub fn with_added_vocabulary(mut self, added: AddedVocabulary) -> Self {
+        self.added = (!added.tokens().is_empty()).then_some(added);
+        self
     }
 
-    /// The pair model, in pair mode.
-    pub fn pair_model(&self) -> Option<&PairModel> {
-        self.pairs.as_ref().map(|p| &p.model)
+    /// The added tokens compiled for search, if there are any.
+    pub fn added(&self) -> Option<&AddedVocabulary> {
+        self.added.as_ref()
     }
 
-    /// The pre-tokenizer pipeline, in pair mode.
-    pub fn pipeline(&self) -> Option<&Pipeline> {
-        self.pairs.as_ref().map(|p| &p.pipeline)
+    /// The pair model.
+    pub fn model(&self) -> &PairModel {
+        &self.model
     }
 
-    /// In pair mode, the model vocabulary: `(id, written in the GPT-2 byte alphabet)`, in input
-    /// order.
-    pub fn pair_vocab(&self) -> Option<&[(Rank, bool)]> {
-        self.pairs.as_ref().map(|p| p.vocab.as_slice())
+    /// The model vocabulary: `(id, written in the GPT-2 byte alphabet)`, in input order.
+    pub fn model_vocab(&self) -> &[(Rank, bool)] {
+        &self.vocab
     }
 
-    /// The hand-written scanner that cuts text, if one does (`None`: the regex engine).
-    pub fn scanner(&self) -> Option<Scanner> {
-        match &self.pairs {
-            Some(p) => p.pipeline.first_regex().and_then(Pretokenizer::scanner),
-            None => self.pretokenizer.scanner(),
+    /// Encode as `tokenizers` does: the added tokens of `enabled` first (see
+    /// [`AddedVocabulary::encode_into`]), then the pipeline and merges. `first_pass` false when
+    /// the caller already split off the raw-text tokens and normalized the rest.
+    pub fn encode_with_added_into(
+        &self,
+        text: &str,
+        enabled: &[bool],
+        first_pass: bool,
+        out: &mut Vec<Rank>,
+    ) -> Result<(), Error> {
+        match &self.added {
+            Some(added) => added.encode_into(text, enabled, first_pass, out, |t, out| {
+                self.encode_ordinary_into(t, out)
+            }),
+            None => self.encode_ordinary_into(text, out),
         }
     }
 }
 
-fn too_big() -> Error {
-    Error::InvalidVocabulary("tokens total more than 4 GiB".into())
+impl Encoder for PairEncoder {
+    #[inline]
+    fn encode_ordinary_into(&self, text: &str, out: &mut Vec<Rank>) -> Result<(), Error> {
+        self.pipeline
+            .split(text, |piece| self.model.encode_piece(piece, out))
+    }
+
+    fn count_ordinary(&self, text: &str) -> Result<usize, Error> {
+        let mut n = 0;
+        self.pipeline
+            .split(text, |piece| n += self.model.count_piece(piece))?;
+        Ok(n)
+    }
+
+    fn encode_invalid_byte(&self, byte: u8, out: &mut Vec<Rank>) {
+        self.model.encode_piece(&[byte], out);
+    }
+
+    #[inline]
+    fn ranks(&self) -> &RankMap {
+        &self.ranks
+    }
+
+    #[inline]
+    fn specials(&self) -> &FxHashMap<String, Rank> {
+        &self.specials
+    }
+
+    #[inline]
+    fn token_bytes_by_id(&self) -> &TokenBytes {
+        &self.token_bytes
+    }
+
+    fn scanner(&self) -> Option<Scanner> {
+        self.pipeline.first_regex().and_then(Pretokenizer::scanner)
+    }
 }
 
 #[cfg(test)]
@@ -275,9 +289,8 @@ mod tests {
     #[test]
     fn ids_free_of_merge_order_and_shared_with_added_tokens() {
         let added = vec![("<s>".to_string(), 0, b"<s>".to_vec())];
-        let enc = CoreEncoder::with_pair_merges(vocabulary(), added, pipeline())
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert!(enc.is_pair_mode());
+        let enc =
+            PairEncoder::new(vocabulary(), added, pipeline()).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             enc.encode_ordinary("abc ab"),
             Ok(vec![259, Rank::from(b' ') + 2, 258])
@@ -295,14 +308,14 @@ mod tests {
     fn bad_vocabularies_are_errors() {
         let mut twice = vocabulary();
         twice.vocab.push((b"zz".to_vec(), 258, true));
-        assert!(CoreEncoder::with_pair_merges(twice, vec![], pipeline()).is_err());
+        assert!(PairEncoder::new(twice, vec![], pipeline()).is_err());
         let mut unknown = vocabulary();
         unknown.merges.push((1000, 2, 3));
-        assert!(CoreEncoder::with_pair_merges(unknown, vec![], pipeline()).is_err());
+        assert!(PairEncoder::new(unknown, vec![], pipeline()).is_err());
         let added = vec![("x".to_string(), 5, vec![]), ("y".to_string(), 5, vec![])];
-        assert!(CoreEncoder::with_pair_merges(vocabulary(), added, pipeline()).is_err());
+        assert!(PairEncoder::new(vocabulary(), added, pipeline()).is_err());
         let mut huge = vocabulary();
         huge.vocab.push((b"big".to_vec(), MAX_ID, true));
-        assert!(CoreEncoder::with_pair_merges(huge, vec![], pipeline()).is_err());
+        assert!(PairEncoder::new(huge, vec![], pipeline()).is_err());
     }
 }

@@ -22,8 +22,8 @@ use std::collections::BinaryHeap;
 use std::sync::OnceLock;
 
 use crate::Rank;
-use crate::merge::RankMap;
 use crate::merge::backtrack::{PrefixTrie, search};
+use crate::vocab::RankMap;
 
 /// `(left id, right id)` packed into one `u64` -> `(priority, id of the result)`.
 pub type PairMap = FxHashMap<u64, (u32, Rank)>;
@@ -39,15 +39,7 @@ fn key(left: Rank, right: Rank) -> u64 {
     (u64::from(left) << 32) | u64::from(right)
 }
 
-/// What to do with a byte whose single-byte token is not in the vocabulary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MissingByte {
-    /// Leave it out, as `tokenizers` does for a BPE without `unk_token` (NeoX, Falcon and SmolLM
-    /// lack some control bytes and bytes that never occur in UTF-8).
-    Drop,
-    /// Emit this id for it; with `fuse`, one id for a run of such bytes.
-    Unknown { id: Rank, fuse: bool },
-}
+pub use crate::vocab::pair_vocab::MissingByte;
 
 /// A pair-merge BPE model: merges by pair, single-byte ids, and the pieces known to be one token.
 #[derive(Debug, Clone)]

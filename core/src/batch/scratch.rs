@@ -1,10 +1,16 @@
-//! Buffers each thread keeps between calls: allocating (then freeing) a fresh buffer per call,
-//! sized for the worst case, costs page faults on long texts.
+//! Buffers each thread keeps between calls.
 
 use std::cell::RefCell;
 use std::thread::LocalKey;
 
-use bytepair_core::Rank;
+use crate::Rank;
+
+/// A kept buffer grown past this many items (by a huge text) is dropped, not kept.
+const MAX_KEPT_ITEMS: usize = 1 << 20;
+
+thread_local! {
+    static ID_BUFFER: RefCell<Vec<Rank>> = const { RefCell::new(Vec::new()) };
+}
 
 /// A buffer kept by each thread between calls (see [`with_scratch`]).
 pub trait Scratch: Default {
@@ -30,10 +36,8 @@ impl Scratch for String {
     }
 }
 
-/// A buffer grown past this many items by a huge text is not kept.
-const KEPT_CAPACITY: usize = 1 << 20;
-
-/// Run `f` with this thread's buffer `key`, emptied.
+/// Run `f` with this thread's buffer `key`, emptied: allocating (then freeing) a fresh buffer
+/// per call, sized for the worst case, costs page faults on long texts.
 pub fn with_scratch<B: Scratch, R>(
     key: &'static LocalKey<RefCell<B>>,
     f: impl FnOnce(&mut B) -> R,
@@ -42,7 +46,7 @@ pub fn with_scratch<B: Scratch, R>(
         Ok(mut buffer) => {
             buffer.clear();
             let result = f(&mut buffer);
-            if buffer.capacity() > KEPT_CAPACITY {
+            if buffer.capacity() > MAX_KEPT_ITEMS {
                 *buffer = B::default();
             }
             result
@@ -50,10 +54,6 @@ pub fn with_scratch<B: Scratch, R>(
         // In use further up this thread's stack (not possible today, but never a panic).
         Err(_) => f(&mut B::default()),
     })
-}
-
-thread_local! {
-    static ID_BUFFER: RefCell<Vec<Rank>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Run `f` with this thread's buffer for ids: a call that returns a list of ids needs them only

@@ -1,16 +1,12 @@
 //! Arrays that ask the kernel for 2 MiB pages when they are large.
 //!
-//! The encoder's lookups land anywhere in tables of megabytes: with o200k, 1.9 MB of tokens of
-//! three to seven bytes and 1.7 MB of eight to fifteen, and in the bindings 1.6 MB of slots for
-//! the Python int of each id. On 4 KiB pages each table spans hundreds of pages, more than the
-//! first-level TLB holds, so a lookup can wait for its page's translation as well as for its
-//! cache line, and a prefetch whose page is not in the TLB may be dropped (gigatoken's notes
-//! report this of AMD's Zen; this machine has no performance counters to check it). On 2 MiB
-//! pages a table is one or two TLB entries. Measured with o200k in the benchmark's conditions
-//! (`benchmarks/ab_builds.py`, both builds in one process, six to ten runs in each order): 2%
-//! less time on English and multilingual text, 1% on code. cl100k's tables are too small to be
-//! given such pages. The smaller tables gain little: the Bloom filters on their own pages (each
-//! rounded up to 2 MiB) took another 1% off, the byte-pair arrays nothing.
+//! The encoder's lookups land anywhere in tables of megabytes (the token tables of a large
+//! vocabulary, and in the bindings the slots for the Python int of each id). On 4 KiB pages each
+//! table spans hundreds of pages, more than the first-level TLB holds, so a lookup can wait for
+//! its page's translation as well as for its cache line, and a prefetch whose page is not in the
+//! TLB may be dropped (gigatoken's notes report this of AMD's Zen). On 2 MiB pages a table is
+//! one or two TLB entries. Small tables (cl100k's) are not given such pages. The figures are in
+//! `docs/performance.md`.
 //!
 //! Linux backs memory with 2 MiB pages (transparent huge pages) when the region is 2 MiB-aligned
 //! and, in the kernel's default `madvise` mode, marked with `madvise(MADV_HUGEPAGE)` before it
@@ -19,9 +15,9 @@
 //! pages unused is allocated as usual, as is every array on other systems; where the kernel has
 //! no huge page to give, the memory is an ordinary allocation with the same contents.
 //!
-//! The price is memory: an o200k encoder takes about 2 MB more once built, and its ints' slots
-//! are backed by a whole page at the first call where 4 KiB pages were backed as ids appeared
-//! (3-5 MB more in all after 20,000 English paragraphs).
+//! The price is memory: a large encoder's tables are rounded up to whole 2 MiB pages, and the
+//! ints' slots are backed by a whole page at the first call where 4 KiB pages were backed as ids
+//! appeared.
 //!
 //! The module's tests pass under Miri (`cargo +nightly miri test -p bytepair-core --lib
 //! huge_pages`, about eight minutes; `madvise` is left out there).
@@ -73,7 +69,7 @@ fn huge_layout<T>(len: usize) -> Option<Layout> {
 /// itself if it gets none).
 ///
 /// ```
-/// use bytepair_core::huge_pages::usable_len;
+/// use bytepair_core::mem::huge_pages::usable_len;
 /// assert_eq!(usable_len::<u64>(1000), 1000);
 /// let big = usable_len::<u64>(200_000); // 1.6 MB: one 2 MiB page on Linux
 /// assert!(big == 200_000 || big == (2 << 20) / 8);
@@ -90,7 +86,7 @@ impl<T> HugePageArray<T> {
     /// values made before it and the memory, nothing worse).
     ///
     /// ```
-    /// use bytepair_core::huge_pages::HugePageArray;
+    /// use bytepair_core::mem::huge_pages::HugePageArray;
     /// let squares = HugePageArray::from_fn(5, |i| i * i);
     /// assert_eq!(&squares[..], &[0, 1, 4, 9, 16]);
     /// ```
@@ -144,7 +140,7 @@ impl<T: Clone> HugePageArray<T> {
     /// An array of `len` copies of `value`.
     ///
     /// ```
-    /// use bytepair_core::huge_pages::HugePageArray;
+    /// use bytepair_core::mem::huge_pages::HugePageArray;
     /// assert_eq!(&HugePageArray::filled(3, 7u8)[..], &[7, 7, 7]);
     /// ```
     pub fn filled(len: usize, value: T) -> Self {

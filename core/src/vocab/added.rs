@@ -15,7 +15,7 @@
 
 use aho_corasick::{AhoCorasick, MatchKind};
 
-use crate::{CoreEncoder, Error, Rank};
+use crate::{Error, Rank};
 
 /// One added token of a Hugging Face tokenizer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -191,15 +191,15 @@ impl AddedVocabulary {
     }
 
     /// Encode `text` with both passes (or only the second, when the caller already did the first
-    /// and normalized what was left): added tokens become their ids, the rest goes through the
-    /// encoder's pre-tokenizer and merges.
+    /// and normalized what was left): added tokens become their ids, the rest goes to
+    /// `encode_text` (the model's pre-tokenizer and merges).
     pub fn encode_into(
         &self,
-        encoder: &CoreEncoder,
         text: &str,
         enabled: &[bool],
         first_pass: bool,
         out: &mut Vec<Rank>,
+        mut encode_text: impl FnMut(&str, &mut Vec<Rank>) -> Result<(), Error>,
     ) -> Result<(), Error> {
         let mut second = |segment: Segment<'_>| -> Result<(), Error> {
             match segment {
@@ -212,7 +212,7 @@ impl AddedVocabulary {
                         out.push(id);
                         Ok(())
                     }
-                    Segment::Text(t) => encoder.encode_ordinary_into(t, out),
+                    Segment::Text(t) => encode_text(t, out),
                 }),
             }
         };

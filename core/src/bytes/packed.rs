@@ -2,8 +2,8 @@
 //! in the top byte. Hash tables keyed by these avoid a pointer per key and a second cache miss.
 //!
 //! Copying a variable-length slice into a stack buffer and reading it back as an integer stalls
-//! the load on the store (the store cannot be forwarded); a profile of multilingual text put 13%
-//! of all lookup time there. These read the bytes with two overlapping fixed-size loads instead,
+//! the load on the store (the store cannot be forwarded), a visible share of lookup time. These
+//! read the bytes with two overlapping fixed-size loads instead,
 //! which stay in registers.
 
 /// `bytes` (at most 7) as a `u64`: byte `i` at bits `8i..8i+8`, the length in the top byte.

@@ -10,8 +10,8 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::Rank;
-use crate::merge::{TokenTable, merge_piece};
-use crate::packed::pack16;
+use crate::bytes::packed::pack16;
+use crate::merge::{MergeTable, merge_piece};
 
 const SLOTS: usize = 4096;
 /// Pieces of this many bytes at most are cached (their bytes are the key, packed in a `u128`).
@@ -74,7 +74,7 @@ impl PieceCache {
         &mut self,
         owner: u32,
         piece: &[u8],
-        table: &TokenTable,
+        table: &MergeTable,
         byte_ranks: &[Rank; 256],
         out: &mut Vec<Rank>,
     ) {
@@ -107,7 +107,7 @@ pub fn encode_cached(
     owner: u32,
     text: &[u8],
     piece: &[u8],
-    table: &TokenTable,
+    table: &MergeTable,
     byte_ranks: &[Rank; 256],
     out: &mut Vec<Rank>,
 ) {

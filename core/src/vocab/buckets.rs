@@ -3,32 +3,26 @@
 //!
 //! A lookup in a general hash table (`hashbrown`) reads a line of control bytes and then, on a
 //! tag match, the line holding the entry: two dependent cache misses when the table is larger
-//! than the cache, which a vocabulary of 200k tokens is. A profile of English text with o200k put
-//! most of the encoder's time on those two loads. Here keys and ranks share 64-byte buckets
+//! than the cache, which a vocabulary of 200k tokens is, and those two loads are where the
+//! encoder spends its time. Here keys and ranks share 64-byte buckets
 //! (five `u64` keys or three `u128` keys, with their ranks), so the line that holds the key also
 //! holds the answer, and the table is half the size. A key is found in its home bucket or, if
 //! that bucket was full when it was inserted, in one of the buckets after it (linear probing
 //! over buckets); a bucket that no insert ever found full (a flag in the line) ends the search.
 //!
-//! Many lookups during a merge are for byte strings that are not tokens (with o200k, a third on
-//! English and half on multilingual text). `hashbrown` answers those from its control bytes, one
-//! byte per slot, which stay in the cache; a bucket table alone would fetch a bucket for each of
-//! them and was 9-34% slower than `hashbrown` on multilingual text. So the table has a Bloom
-//! filter in front (two bits per key, about 16 bits of filter per key, 256 KB for o200k's short
-//! tokens) that turns away all but 1-2% of absent keys without waiting for a bucket (whose line
-//! is only asked for: see [`BucketTable::get`]). With it, encoding was 5-12% faster than with
-//! `hashbrown` tables on English, code and multilingual text, for o200k and cl100k (both builds
-//! in one process, on the same text).
+//! Many lookups during a merge are for byte strings that are not tokens. `hashbrown` answers
+//! those from its control bytes, one byte per slot, which stay in the cache; a bucket table alone
+//! would fetch a bucket for each of them, which made it slower than `hashbrown`. So the table has
+//! a Bloom filter in front (two bits per key, about 16 bits of filter per key) that turns away
+//! nearly all absent keys without waiting for a bucket (whose line is only asked for: see
+//! [`BucketTable::get`]). The figures are in `docs/performance.md`.
 //!
 //! Keys are inserted in rank order. Ranks follow the order of the merges, which roughly follows
 //! how common a token was in the text the vocabulary was trained on, so a key that finds its
 //! home bucket full and has to go past it is one of the rarer tokens, and the tokens text uses
-//! most are in their home buckets. In the order of the vocabulary's hash map (no order at all),
-//! 11.7% of o200k's short tokens sat past their home bucket, and so did 2953 of the 24977 ranked
-//! below 32768; in rank order, 6 of those. A lookup of a key past its home bucket reads a second
-//! line after a mispredicted branch: with rank order, encoding took 0.93-0.96 of the time on
-//! English text with o200k, 0.92 with cl100k, 0.96 on code and 0.98 on multilingual text (both
-//! builds in one process, in the benchmark's conditions).
+//! most are in their home buckets. A lookup of a key past its home bucket reads a second line
+//! after a mispredicted branch, so inserting in rank order keeps that second line off the
+//! common tokens' path.
 //!
 //! Keys are mixed with a random seed drawn for each table: a vocabulary file made so that its
 //! tokens share buckets would make building and searching the table quadratic, and without the
@@ -37,7 +31,7 @@
 use std::hash::{BuildHasher, RandomState};
 
 use crate::Rank;
-use crate::huge_pages::{HugePageArray, usable_len};
+use crate::mem::huge_pages::{HugePageArray, usable_len};
 
 /// A packed token key (see [`crate::packed`]): never zero, because the length is in the top
 /// byte, so zero marks an empty slot.
@@ -200,14 +194,10 @@ impl<K: Key, const W: usize> BucketTable<K, W> {
 
     /// The rank of `key`, if it is in the table.
     ///
-    /// The line of the key's home bucket is asked for before the filter is read. The lookups of
-    /// a merge find a token two times in three on English and one in two on multilingual text
-    /// (o200k), so the branch on the filter's answer is often mispredicted, and a bucket loaded
-    /// only once the filter said "maybe" was a second miss waiting on the first. In the
-    /// benchmark's conditions (fresh text, other tokenizers' tables in the cache; both builds in
-    /// one process, each order, ten runs) o200k took 4% less time on multilingual text and 2% on
-    /// English, cl100k 2% on English; code and cl100k's multilingual text were unchanged. When
-    /// the tables stay in the cache, the line asked for in vain costs 2%.
+    /// The line of the key's home bucket is asked for before the filter is read: the lookups of
+    /// a merge often find a token, so the branch on the filter's answer is often mispredicted,
+    /// and a bucket loaded only once the filter said "maybe" would be a second miss waiting on
+    /// the first. Fresh text gains more than this loses when the tables stay in the cache.
     #[inline(always)]
     pub fn get(&self, key: K) -> Option<Rank> {
         let home = self.home(key);
@@ -266,7 +256,7 @@ impl<K: Key, const W: usize> BucketTable<K, W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packed::{pack8, pack16};
+    use crate::bytes::packed::{pack8, pack16};
 
     #[test]
     fn keys_outside_their_home_bucket_rank_below_its_keys() {

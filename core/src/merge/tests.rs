@@ -1,0 +1,299 @@
+use super::flat::{FLAT_MERGE_SHORT_LEN, key_rank_limit};
+use super::*;
+use crate::test_data::random_text;
+
+fn vocab(tokens: &[&[u8]]) -> (RankMap, [Rank; 256]) {
+    let mut ranks = RankMap::default();
+    let mut byte_ranks = [0; 256];
+    for b in 0..=255u8 {
+        ranks.insert(vec![b], u32::from(b));
+        byte_ranks[usize::from(b)] = u32::from(b);
+    }
+    for (i, t) in tokens.iter().enumerate() {
+        ranks.insert(t.to_vec(), 256 + i as Rank);
+    }
+    (ranks, byte_ranks)
+}
+
+/// The textbook quadratic algorithm, as an oracle.
+fn naive(piece: &[u8], ranks: &RankMap) -> Vec<Rank> {
+    let mut parts: Vec<Vec<u8>> = piece.iter().map(|&b| vec![b]).collect();
+    loop {
+        let mut best: Option<(Rank, usize)> = None;
+        for i in 0..parts.len().saturating_sub(1) {
+            let joined = [parts[i].as_slice(), parts[i + 1].as_slice()].concat();
+            if let Some(&r) = ranks.get(&joined) {
+                if best.is_none_or(|(br, _)| r < br) {
+                    best = Some((r, i));
+                }
+            }
+        }
+        let Some((_, i)) = best else { break };
+        let right = parts.remove(i + 1);
+        parts[i].extend(right);
+    }
+    parts.iter().map(|p| ranks[p]).collect()
+}
+
+#[test]
+fn flat_and_heap_agree_with_naive() {
+    let (ranks, byte_ranks) = vocab(&[b"ab", b"bc", b"abc", b"aa", b"aaaa", b"ca", b"cab", b"aaa"]);
+    let mut seed: u64 = 7;
+    // Both array sizes of the flat merge, and past its limit; runs of one letter merge
+    // most often (every block minimum changes many times).
+    let runs = [65, 200, 512].map(|n| vec![b'a'; n]);
+    let random = (1..300)
+        .chain([511, 512, 513, 800])
+        .map(|len| random_text(&mut seed, len, b"abc"));
+    for piece in runs.into_iter().chain(random) {
+        let mut via_flat = Vec::new();
+        flat_merge(&piece, &ranks, &byte_ranks, |_, _| {}, |r| via_flat.push(r));
+        let mut via_heap = Vec::new();
+        heap_merge(&piece, &ranks, &byte_ranks, |_, _| {}, |r| via_heap.push(r));
+        let table = MergeTable::new(&ranks, &byte_ranks);
+        let mut via_table = Vec::new();
+        heap_merge(
+            &piece,
+            &table,
+            &byte_ranks,
+            |_, _| {},
+            |r| via_table.push(r),
+        );
+
+        let expected = naive(&piece, &ranks);
+        assert_eq!(via_flat, expected, "flat {piece:?}");
+        assert_eq!(via_table, expected, "table {piece:?}");
+        assert_eq!(via_heap, expected, "heap {piece:?}");
+        assert_eq!(count_piece(&piece, &ranks, &byte_ranks), expected.len());
+    }
+}
+
+/// Joining pairs before the merge (`PreMerge`) must not change any result, whatever the
+/// ranks: random vocabularies over a small alphabet, whose ranks follow no training order
+/// (a long token may rank below its parts), against the textbook algorithm.
+#[test]
+fn premerged_pairs_change_nothing_in_random_vocabularies() {
+    let mut seed: u64 = 11;
+    let mut premerged = 0;
+    for round in 0..300 {
+        let alphabet: &[u8] = if round % 2 == 0 {
+            b"ab\xd0\xbe"
+        } else {
+            b"abcd"
+        };
+        let count = 4 + round % 40;
+        let mut tokens: Vec<Vec<u8>> = Vec::new();
+        while tokens.len() < count {
+            let len = 2 + (random_text(&mut seed, 1, b"0123")[0] - b'0') as usize;
+            let token = random_text(&mut seed, len, alphabet);
+            if !tokens.contains(&token) {
+                tokens.push(token);
+            }
+        }
+        let refs: Vec<&[u8]> = tokens.iter().map(Vec::as_slice).collect();
+        let (ranks, byte_ranks) = vocab(&refs);
+        let table = MergeTable::new(&ranks, &byte_ranks);
+        for len in 1..=40 {
+            let piece = random_text(&mut seed, len, alphabet);
+            premerged += (0..len)
+                .filter(|&i| table.premerge.at(&piece, i).is_some())
+                .count();
+            let mut via_flat = Vec::new();
+            flat_merge(&piece, &table, &byte_ranks, |_, _| {}, |r| via_flat.push(r));
+            assert_eq!(via_flat, naive(&piece, &ranks), "{tokens:?} {piece:?}");
+        }
+    }
+    // The test means something only if pairs were joined in advance.
+    assert!(premerged > 10_000, "{premerged}");
+}
+
+thread_local! {
+    /// Letters joined by the second round on this thread (each test runs on its own).
+    pub(super) static LETTERS_JOINED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// The second round (three-byte letters) must not change any result either: random
+/// vocabularies of letters, bytes of letters and strings of both, ranked in random order,
+/// against the textbook algorithm.
+#[test]
+fn joined_letters_change_nothing_in_random_vocabularies() {
+    // Three-byte letters (two sharing their first two bytes, one sharing its last two with
+    // another), and bytes that split them or stand alone.
+    let units: [&[u8]; 10] = [
+        b"\xe0\xb8\x81",
+        b"\xe0\xb8\x82",
+        b"\xe1\xb8\x82",
+        b"\xe0\xb8",
+        b"\xb8\x82",
+        b"\x82a",
+        b"a\xe0",
+        b"\xe0",
+        b"\x81",
+        b"a",
+    ];
+    let mut seed: u64 = 7;
+    let pick = |seed: &mut u64, n: usize| -> Vec<u8> {
+        (0..n)
+            .flat_map(|_| units[usize::from(random_text(seed, 1, b"0123456789")[0] - b'0')])
+            .copied()
+            .collect()
+    };
+    let before = LETTERS_JOINED.with(std::cell::Cell::get);
+    for round in 0..300 {
+        let count = 4 + round % 40;
+        // Half the vocabularies start with the letters and their pairs (so the letters
+        // rank low, as they do in real ones), in a random order.
+        let mut tokens: Vec<Vec<u8>> = Vec::new();
+        if round % 2 == 0 {
+            while tokens.len() < 5 {
+                let unit = pick(&mut seed, 1);
+                if unit.len() > 1 && !tokens.contains(&unit) {
+                    tokens.push(unit);
+                }
+            }
+        }
+        while tokens.len() < count {
+            let n = 1 + usize::from(random_text(&mut seed, 1, b"0012")[0] - b'0');
+            let token = pick(&mut seed, n);
+            if token.len() > 1 && !tokens.contains(&token) {
+                tokens.push(token);
+            }
+        }
+        let refs: Vec<&[u8]> = tokens.iter().map(Vec::as_slice).collect();
+        let (ranks, byte_ranks) = vocab(&refs);
+        let table = MergeTable::new(&ranks, &byte_ranks);
+        for n in 1..=30 {
+            let piece = pick(&mut seed, n);
+            let mut via_flat = Vec::new();
+            flat_merge(&piece, &table, &byte_ranks, |_, _| {}, |r| via_flat.push(r));
+            assert_eq!(via_flat, naive(&piece, &ranks), "{tokens:?} {piece:?}");
+        }
+    }
+    // The test means something only if letters were joined in advance.
+    let joined = LETTERS_JOINED.with(std::cell::Cell::get) - before;
+    assert!(joined > 5_000, "{joined}");
+}
+
+/// The encoder's whole-piece lookup reads a window of the text past the piece: it must give
+/// `rank`'s answer for every piece at every place, the last bytes of the text included
+/// (where no window of eight bytes fits), for tokens and non-tokens of every length.
+#[test]
+fn whole_piece_lookup_in_text_equals_rank() {
+    let tokens: [&[u8]; 12] = [
+        b"ab",
+        b"abc",
+        b"abca",
+        b"abcab",
+        b"abcabc",
+        b"abcabca",
+        b"abcabcab",
+        b"ca",
+        b"cab",
+        b"bca",
+        b"abcabcabcabcabc",
+        b"abcabcabcabcabca",
+    ];
+    let (ranks, byte_ranks) = vocab(&tokens);
+    let table = MergeTable::new(&ranks, &byte_ranks);
+    let mut seed = 5;
+    let mut texts = vec![b"abcabcabcabcabcabc".to_vec(), b"xabcabca".to_vec()];
+    texts.extend((0..20).map(|_| crate::test_data::random_text(&mut seed, 40, b"abcx")));
+    let mut found = [0usize; 17];
+    for text in &texts {
+        for start in 0..text.len() {
+            for end in start + 1..=text.len().min(start + 16) {
+                let piece = &text[start..end];
+                let expected = table.rank(piece);
+                assert_eq!(table.piece_rank_in(text, piece), expected, "{piece:?}");
+                assert_eq!(expected, ranks.get(piece).copied(), "{piece:?}");
+                if expected.is_some() {
+                    found[piece.len()] += 1;
+                }
+            }
+        }
+    }
+    // Every length from 1 to 8 and 15, 16 was found as a token somewhere.
+    assert!(
+        found[1..=8].iter().chain(&found[15..=16]).all(|&n| n > 0),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn whole_piece_and_single_bytes() {
+    let (ranks, byte_ranks) = vocab(&[b"ab", b"abc"]);
+    let mut out = Vec::new();
+    encode_piece(b"abc", &ranks, &byte_ranks, &mut out);
+    encode_piece(b"z", &ranks, &byte_ranks, &mut out);
+    encode_piece(b"", &ranks, &byte_ranks, &mut out);
+    assert_eq!(out, vec![257, u32::from(b'z')]);
+}
+
+/// Keys pack a rank with a position; ranks at the top of what fits, and ranks that do not
+/// fit (the heap merge then takes over), still give the rule's result, for both array sizes
+/// (the larger one leaves fewer bits to the rank).
+#[test]
+fn ranks_near_and_above_the_key_limit() {
+    let tokens: [&[u8]; 6] = [b"ab", b"bc", b"abc", b"aa", b"aaaa", b"ca"];
+    let lengths: Vec<usize> = (1..80).chain([100, 300, 511, 512, 513, 700]).collect();
+    for size in [FLAT_MERGE_SHORT_LEN, FLAT_MERGE_MAX_LEN] {
+        let limit = key_rank_limit(size);
+        for first in [limit - tokens.len() as Rank, limit, 1 << 30] {
+            let (mut ranks, byte_ranks) = vocab(&[]);
+            for (i, t) in tokens.iter().enumerate() {
+                ranks.insert(t.to_vec(), first + i as Rank);
+            }
+            let mut seed: u64 = 11;
+            for &len in &lengths {
+                let piece = random_text(&mut seed, len, b"abc");
+                let mut got = Vec::new();
+                flat_merge(&piece, &ranks, &byte_ranks, |_, _| {}, |r| got.push(r));
+                assert_eq!(got, naive(&piece, &ranks), "first rank {first}, {piece:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn backtracker_is_built_once_long_pieces_add_up() {
+    let (ranks, byte_ranks) = vocab(&[b"ab", b"bc", b"abc", b"aa", b"aaaa", b"ca", b"cab", b"aaa"]);
+    let table = MergeTable::new(&ranks, &byte_ranks);
+    let mut seed: u64 = 3;
+    let piece = random_text(&mut seed, FLAT_MERGE_MAX_LEN + 88, b"abc");
+    let expected = naive(&piece, &ranks);
+    let mut merged = 0;
+    while merged + piece.len() < BUILD_BACKTRACKER_AFTER {
+        let mut out = Vec::new();
+        merge_piece(&piece, &table, &byte_ranks, &mut out);
+        assert_eq!(out, expected);
+        merged += piece.len();
+        assert!(
+            table.backtracker.get().is_none(),
+            "built after {merged} bytes"
+        );
+    }
+    // The piece that crosses the line builds it, and merges with it to the same ids.
+    let mut out = Vec::new();
+    merge_piece(&piece, &table, &byte_ranks, &mut out);
+    assert!(matches!(table.backtracker.get(), Some(Some(_))));
+    assert_eq!(out, expected);
+    // A piece that long on its own builds it at once.
+    let fresh = MergeTable::new(&ranks, &byte_ranks);
+    let run = random_text(&mut seed, BUILD_BACKTRACKER_AFTER, b"abc");
+    let mut via_heap = Vec::new();
+    heap_merge(&run, &ranks, &byte_ranks, |_, _| {}, |r| via_heap.push(r));
+    let mut out = Vec::new();
+    merge_piece(&run, &fresh, &byte_ranks, &mut out);
+    assert!(matches!(fresh.backtracker.get(), Some(Some(_))));
+    assert_eq!(out, via_heap);
+}
+
+#[test]
+fn long_run_is_not_quadratic() {
+    let (ranks, byte_ranks) = vocab(&[b"aa", b"aaaa", b"aaaaaaaa"]);
+    let piece = vec![b'a'; 1_000_000];
+    let mut out = Vec::new();
+    encode_piece(&piece, &ranks, &byte_ranks, &mut out);
+    assert_eq!(out.len(), 125_000);
+    assert!(out.iter().all(|&r| r == 258));
+}
