@@ -423,6 +423,10 @@ def test_batches_read_every_kind_of_string(threads: int) -> None:
 
 
 @pytest.mark.skipif(sys.implementation.name != "cpython", reason="CPython's str layout")
+@pytest.mark.skipif(
+    not bytepair._core.CPYTHON_INTERNALS,
+    reason="the portable build asks CPython for each text's UTF-8, as single calls do",
+)
 def test_batches_leave_no_utf8_copy_in_the_strings() -> None:
     # CPython keeps the UTF-8 of a non-ASCII str inside it once asked for it (a single call
     # asks); a batch converts on its own threads and leaves the strings as they were.
