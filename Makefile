@@ -2,9 +2,12 @@
 # `make help` lists the targets. Recipes run from the repository root.
 PYTHON ?= python
 PYTEST := $(PYTHON) -m pytest
+PYTHONS ?= 3.10 3.13
+WHEELS_DIR ?= dist
 
 .DEFAULT_GOAL := help
-.PHONY: help dev test-fast test lint format docs docs-serve bench fuzz-smoke readme-test ci
+.PHONY: help dev test-fast test lint format docs docs-serve bench fuzz-smoke readme-test ci \
+	wheels check-wheels sdist ci-wheels
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 14
@@ -45,10 +48,24 @@ bench:  ## the encoding and training tables side by side with the other librarie
 fuzz-smoke:  ## a few seconds of cargo-fuzz per target (FUZZ_SECONDS=60 for longer)
 	bash scripts/fuzz-smoke.sh
 
+wheels:  ## manylinux wheels for each of PYTHONS (default 3.10 3.13) into WHEELS_DIR
+	WHEELS_DIR=$(WHEELS_DIR) scripts/wheels.sh $(PYTHONS)
+
+check-wheels: wheels  ## install each wheel in a fresh venv without Rust and test it
+	for python in $(PYTHONS); do scripts/check-wheel.sh $(WHEELS_DIR) $$python || exit 1; done
+
+sdist:  ## the source distribution into WHEELS_DIR
+	WHEELS_DIR=$(WHEELS_DIR) scripts/wheels.sh --sdist
+
 # The README's test command, verbatim: CI proves that what a newcomer types works.
 # tests/test_readme.py checks that this line and the README's agree.
 readme-test:
 	pip install -e ".[dev]" && cargo test && python -m pytest
 
-ci: dev readme-test lint docs fuzz-smoke  ## what .ci/run runs: install, README test command, lint, docs, fuzz
+ci: dev readme-test lint docs ci-wheels fuzz-smoke  ## what .ci/run runs: install, README test command, lint, docs, wheels, fuzz
 	@echo "== all green =="
+
+# CI builds the 3.10 and 3.13 wheels once each and tests them installed (docs/install.md).
+ci-wheels:
+	rm -rf target/ci-wheels
+	$(MAKE) check-wheels PYTHONS="3.10 3.13" WHEELS_DIR=target/ci-wheels

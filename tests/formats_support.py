@@ -84,6 +84,11 @@ def difference(label: str, want: Sequence[int], got: Sequence[int]) -> str:
     )
 
 
+# SmolLM's file sets padding and truncation, which bytepair reads only when told to drop them
+# (tokenizers' ids after no_padding() and no_truncation(), as hf_tokenizer gives).
+IGNORED_SETTINGS = ("padding", "truncation")
+
+
 def hf_tokenizer(path: Path):  # type: ignore[no-untyped-def]
     """``tokenizers.Tokenizer.from_file`` without padding or truncation (SmolLM's file sets
     both)."""

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import tokenizers
 from formats_support import (
+    IGNORED_SETTINGS,
     TOKENIZER_JSONS,
     corpus_lines,
     corpus_samples,
@@ -37,7 +38,7 @@ from conftest import shared_path
 @pytest.fixture(scope="module", params=sorted(TOKENIZER_JSONS))
 def pair(request: pytest.FixtureRequest) -> tuple[Encoding, Any]:
     path = shared_path("vocab", TOKENIZER_JSONS[request.param])
-    return Encoding.from_tokenizer_json(path), hf_tokenizer(path)
+    return Encoding.from_tokenizer_json(path, ignore_settings=IGNORED_SETTINGS), hf_tokenizer(path)
 
 
 @pytest.mark.slow
@@ -510,9 +511,14 @@ def test_unsupported_components_are_named(
     assert str(file) in str(info.value)
 
 
-def test_padding_and_truncation_are_ignored() -> None:
-    # SmolLM's file pads to 192 tokens and truncates there; ids are those without both.
+def test_padding_and_truncation_are_ignored_only_when_asked() -> None:
+    # SmolLM's file pads to 192 tokens and truncates there: never dropped silently (issue 30).
     path = shared_path("vocab", "smollm", "tokenizer.json")
-    enc = Encoding.from_tokenizer_json(path)
+    with pytest.raises(ValueError, match=r"padding: tokenizers pads .*ignore_settings"):
+        Encoding.from_tokenizer_json(path)
+    with pytest.raises(ValueError, match=r"truncation: tokenizers cuts .*max_length"):
+        Encoding.from_tokenizer_json(path, ignore_settings=("padding",))
+    # Asked to, the ids are those of tokenizers without both.
+    enc = Encoding.from_tokenizer_json(path, ignore_settings=IGNORED_SETTINGS)
     text = "word " * 300
     assert len(enc.encode(text)) == len(hf_tokenizer(path).encode(text).ids) > 192

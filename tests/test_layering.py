@@ -117,7 +117,8 @@ def test_formats_and_chat_never_import_encoding(lower: str) -> None:
 @pytest.mark.parametrize(
     ("upper", "allowed"),
     [
-        ("bytepair.cli", ("bytepair.cli",)),
+        # `python -m bytepair` is the command's second entry point.
+        ("bytepair.cli", ("bytepair.cli", "bytepair.__main__")),
         ("bytepair.report", ("bytepair.cli", "bytepair.report")),
         ("bytepair.distributed", ("bytepair.distributed",)),
     ],

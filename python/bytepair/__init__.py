@@ -8,11 +8,18 @@
 
 from __future__ import annotations
 
+import importlib.metadata as _metadata
+
 # Importing the tokenizer models registers the file values each builds (bytepair.formats.builders):
 # _rank for tiktoken and GPT-2 files, hf for Hugging Face files.
 from bytepair import _rank as _rank
+
+# tiktoken's modules, so that `import bytepair as tiktoken` reaches tiktoken.load and the rest.
+from bytepair import core as core
 from bytepair import formats as formats
 from bytepair import hf as hf
+from bytepair import load as load
+from bytepair import model as model
 from bytepair.encoding import Encoding as Encoding
 from bytepair.encoding import StreamDecoder as StreamDecoder
 from bytepair.registry import encoding_for_model as encoding_for_model
@@ -24,11 +31,17 @@ from bytepair.train import train as train
 __all__ = [
     "Encoding",
     "StreamDecoder",
+    "core",
     "encoding_for_model",
     "encoding_name_for_model",
     "formats",
     "get_encoding",
     "list_encoding_names",
+    "load",
+    "model",
     "train",
 ]
-__version__ = "0.1.0"
+try:
+    __version__ = _metadata.version("bytepair")
+except _metadata.PackageNotFoundError:  # a source tree on sys.path that was never installed
+    __version__ = "0+unknown"

@@ -5,14 +5,17 @@ Shared by every tokenizer model (:mod:`bytepair.encoding`, :mod:`bytepair.hf`).
 
 from __future__ import annotations
 
+import operator
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 __all__ = [
     "DEFAULT_THREADS",
+    "ID_LIMIT",
     "MAX_THREADS",
     "batch_texts",
     "check_explicit_n_vocab",
+    "check_id_range",
     "checked_threads",
     "disallowed_special_error",
     "repair_surrogates",
@@ -56,6 +59,35 @@ def check_explicit_n_vocab(
             f"explicit_n_vocab={explicit_n_vocab} but the highest id is {highest}: "
             f"ids must run from 0 to {explicit_n_vocab - 1}"
         )
+
+
+ID_LIMIT = 1 << 28
+"""Ids (ranks and special-token ids) run from 0 to ``ID_LIMIT - 1``, the core's bound."""
+
+
+def check_id_range(ranks: Mapping[bytes, int], specials: Mapping[str, int]) -> None:
+    """``ValueError`` naming the token whose rank or special id is outside 0..ID_LIMIT - 1.
+
+    Checked here because the core's conversion of a negative or huge int is an
+    ``OverflowError``, which says neither what nor where. Ids that are no ints are left to the
+    core, whose ``TypeError`` says so.
+    """
+    for what, table in (("rank", ranks), ("special token id", specials)):
+        try:
+            if not table or (min(table.values()) >= 0 and max(table.values()) < ID_LIMIT):
+                continue
+        except TypeError:
+            pass  # values that do not compare: look at each one
+        for token, raw in table.items():
+            try:
+                value = operator.index(raw)
+            except TypeError:
+                continue
+            if not 0 <= value < ID_LIMIT:
+                raise ValueError(
+                    f"invalid vocabulary: the {what} of {token!r} is {value}, "
+                    f"{'negative' if value < 0 else 'too large'} (ids must be 0 to {ID_LIMIT - 1})"
+                )
 
 
 def batch_texts(text: Sequence[str]) -> list[str]:

@@ -7,15 +7,24 @@ one, never half of one, and new files get the permissions the user's umask allow
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import re
 import shutil
 import tempfile
+import time
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["sha256_hex", "write_all_or_nothing", "write_atomic"]
+__all__ = [
+    "STALE_SECONDS",
+    "remove_stale_temporaries",
+    "sha256_hex",
+    "write_all_or_nothing",
+    "write_atomic",
+]
 
 
 def _read_umask() -> int:
@@ -45,10 +54,81 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+# Temporary files are named `.{target}.bytepair-{pid}-{random}.tmp` (and `.old` for the backups
+# of write_all_or_nothing), so a later save can tell ours from anything else and remove those
+# that a killed writer left.
+_TAG = "bytepair"
+STALE_SECONDS = 15 * 60
+"""A temporary file of ours untouched this long is stale even if its writer still runs."""
+
+
+def _temp_prefix(path: Path) -> str:
+    return f".{path.name}.{_TAG}-{os.getpid()}-"
+
+
+def _pid_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # someone else's process, or no way to tell: keep its file
+    return True
+
+
+def remove_stale_temporaries(path: Path) -> list[Path]:
+    """Remove the temporary files of earlier saves of ``path`` whose writer is gone (its pid no
+    longer runs) or that nobody touched for :data:`STALE_SECONDS`; only files of our own naming.
+    Returns the files removed."""
+    own = re.compile(rf"\.{re.escape(path.name)}\.{_TAG}-(\d+)-[^/]*\.(?:tmp|old)")
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return removed
+    now = time.time()
+    for entry in entries:
+        found = own.fullmatch(entry.name)
+        if found is None:
+            continue
+        try:
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            age = now - entry.stat(follow_symlinks=False).st_mtime
+            pid = int(found.group(1))
+            if (pid != os.getpid() and not _pid_running(pid)) or age > STALE_SECONDS:
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+        except OSError:
+            continue  # gone already, or not ours to remove
+    return removed
+
+
+def _target(path: Path) -> Path:
+    """The file a save of ``path`` writes: the target of a symbolic link (so the link stays a
+    link), else ``path``."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def _sync_folder(folder: Path) -> None:
+    # The rename is durable only once the folder's entry is on disk. Not every system can open
+    # a folder (Windows cannot); there the rename is as durable as the system makes it.
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _stage(path: Path, data: bytes) -> Path:
     """``data`` written in full (and synced) to a temporary file beside ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    remove_stale_temporaries(path)
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=_temp_prefix(path), suffix=".tmp")
     try:
         # mkstemp makes the file private (0600); the final file gets the ordinary mode.
         os.fchmod(fd, _FILE_MODE)
@@ -69,13 +149,17 @@ def write_atomic(path: Path, data: bytes) -> None:
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "x.bin"
     >>> write_atomic(p, b"abc"); p.read_bytes()
     b'abc'
+
+    A symbolic link stays a link: its target is written (atomically, beside the target).
     """
+    path = _target(Path(path))
     tmp = _stage(path, data)
     try:
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    _sync_folder(path.parent)
 
 
 def write_all_or_nothing(files: Mapping[Path, bytes]) -> None:
@@ -97,10 +181,11 @@ def write_all_or_nothing(files: Mapping[Path, bytes]) -> None:
     replaced: list[Path] = []
     try:
         for final, data in files.items():
-            staged.append((_stage(final, data), final))
+            target = _target(Path(final))
+            staged.append((_stage(target, data), target))
         for tmp, final in staged:
             if final.exists():
-                backup = final.with_name(f".{final.name}.{uuid.uuid4().hex}.old")
+                backup = final.with_name(f"{_temp_prefix(final)}{uuid.uuid4().hex}.old")
                 try:
                     os.link(final, backup)
                 except OSError:
@@ -121,3 +206,5 @@ def write_all_or_nothing(files: Mapping[Path, bytes]) -> None:
             staged_file.unlink(missing_ok=True)
         for old in backups.values():
             old.unlink(missing_ok=True)
+    for folder in dict.fromkeys(final.parent for _, final in staged):
+        _sync_folder(folder)

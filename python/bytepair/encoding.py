@@ -25,6 +25,7 @@ from bytepair._arguments import (
     DEFAULT_THREADS,
     batch_texts,
     check_explicit_n_vocab,
+    check_id_range,
     checked_threads,
     disallowed_special_error,
     repair_surrogates,
@@ -32,6 +33,7 @@ from bytepair._arguments import (
     utf8_safe,
 )
 from bytepair._optional import require
+from bytepair._tiktoken_api import TiktokenApi
 from bytepair.chat import ChatTemplate, SpecialMatch
 from bytepair.decoding import Decoding
 from bytepair.decoding import StreamDecoder as StreamDecoder  # re-exported: its old home
@@ -39,6 +41,7 @@ from bytepair.formats import SaveFormat
 from bytepair.formats.gpt2 import load_gpt2_files
 from bytepair.formats.hf_files import load_hf_files
 from bytepair.formats.hf_json import load_tokenizer_json
+from bytepair.formats.tiktoken_file import with_line_numbers
 from bytepair.formats.values import RankVocabulary, Vocabulary
 from bytepair.patterns import resolve_pattern
 from bytepair.specials import ALLOWED_DEFAULT, DISALLOWED_DEFAULT, SpecialTokenRules
@@ -56,7 +59,7 @@ _R = TypeVar("_R")
 _CoreCall = Callable[[_T, _core.SpecialSet | None, _core.SpecialSet | None], _R]
 
 
-class Encoding(Decoding, _core.EncodingBase):
+class Encoding(Decoding, TiktokenApi, _core.EncodingBase):
     """A byte-level BPE encoding with tiktoken's interface and ids.
 
     >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256, b"abc": 257}
@@ -79,11 +82,13 @@ class Encoding(Decoding, _core.EncodingBase):
         special_tokens: Mapping[str, int],
         explicit_n_vocab: int | None = None,
     ) -> None:
+        pat_str = resolve_pattern(pat_str)  # a name, or a regex (a name-like typo raises)
         ranks = dict(mergeable_ranks)
         specials = dict(special_tokens)
         if explicit_n_vocab is not None:
             check_explicit_n_vocab(explicit_n_vocab, ranks, specials)
         try:
+            check_id_range(ranks, specials)
             core = _core.RankEncoder(ranks, specials, pat_str)
         except ValueError as e:
             raise ValueError(f"cannot build encoding {name!r}: {e}") from None
@@ -224,9 +229,9 @@ class Encoding(Decoding, _core.EncodingBase):
     ) -> Encoding:
         """Read Hugging Face ``vocab.json`` + ``merges.txt`` as ``tokenizers`` does (pair merges).
 
-        The pre-tokenizer is ``ByteLevel`` (GPT-2's) unless ``pat_str`` (a pattern name or regex)
-        or ``pre_tokenizer=`` (a ``tokenizer.json`` object) says otherwise; ``normalizer=`` takes a
-        name such as ``"NFC"`` or an object. See :func:`bytepair.formats.hf_files.load_hf_files`.
+        The files hold no pre-tokenizer: give ``pat_str`` (a pattern name or regex) or
+        ``pre_tokenizer=`` (a ``tokenizer.json`` object) unless the vocabulary is known by hash;
+        ``normalizer=`` takes a name or an object. See :mod:`bytepair.formats.hf_files`.
 
         >>> import json, tempfile, pathlib
         >>> from bytepair.bytes_unicode import encode_bytes
@@ -234,7 +239,8 @@ class Encoding(Decoding, _core.EncodingBase):
         >>> vocab = {encode_bytes(bytes([b])): b for b in range(256)} | {"ab": 256, "<e>": 257}
         >>> _ = (folder / "vocab.json").write_text(json.dumps(vocab))
         >>> _ = (folder / "merges.txt").write_text("#version: 0.2\\na b\\n")
-        >>> enc = Encoding.from_hf_files(folder / "vocab.json", folder / "merges.txt")
+        >>> vocab_json, merges_txt = folder / "vocab.json", folder / "merges.txt"
+        >>> enc = Encoding.from_hf_files(vocab_json, merges_txt, pat_str="gpt2")
         >>> enc.encode("abab<e>", allowed_special="all")  # <e> is no merge's result: special
         [256, 256, 257]
         """
@@ -245,10 +251,13 @@ class Encoding(Decoding, _core.EncodingBase):
         )
 
     @classmethod
-    def from_tokenizer_json(cls, path: str | os.PathLike[str]) -> Encoding:
+    def from_tokenizer_json(
+        cls, path: str | os.PathLike[str], *, ignore_settings: Collection[str] = ()
+    ) -> Encoding:
         """Read a Hugging Face ``tokenizer.json`` of a byte-level BPE model; ids equal
         ``tokenizers.Tokenizer.from_file(path).encode(text).ids`` with
-        ``allowed_special="all"``. By default its special added tokens follow tiktoken's rules
+        ``allowed_special="all"`` (``padding``/``truncation`` set in the file are an error unless
+        ``ignore_settings`` names them). By default its special added tokens follow tiktoken's rules
         (text that spells one raises ``ValueError``; see :meth:`encode`). See
         :mod:`bytepair.formats.hf_json` for what is supported (anything else is a ``ValueError``
         naming the component).
@@ -262,7 +271,7 @@ class Encoding(Decoding, _core.EncodingBase):
         >>> hf.encode("ab<e>", allowed_special="all"), hf.encode("ab<e>", disallowed_special=())
         ([256, 257], [256, 60, 101, 62])
         """
-        return _loaded(load_tokenizer_json(path))
+        return _loaded(load_tokenizer_json(path, ignore_settings=ignore_settings))
 
     def save(self, path: str | os.PathLike[str], format: SaveFormat = "tiktoken") -> list[Path]:
         """Write this encoding as ``"tiktoken"`` (a ``.tiktoken`` file), ``"hf"`` (a
@@ -341,9 +350,10 @@ class Encoding(Decoding, _core.EncodingBase):
         source: str,
     ) -> Encoding:
         try:
+            check_id_range({}, special_tokens)
             core = _core.RankEncoder.from_tiktoken(data, special_tokens, pat_str)
         except ValueError as e:
-            raise ValueError(f"{source}: {e}") from None
+            raise ValueError(f"{source}: {with_line_numbers(data, str(e))}") from None
         self = cls.__new__(cls)
         self._init_from_core(name, pat_str, core, dict(special_tokens))
         return self

@@ -11,6 +11,9 @@ hand-written scanner that gives the same pieces; any other pattern runs on a gen
 
 from __future__ import annotations
 
+import difflib
+import re
+
 GPT2 = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
 """GPT-2, r50k_base and p50k_base (tiktoken's spelling, possessive quantifiers)."""
 
@@ -65,12 +68,40 @@ PATTERNS: dict[str, str] = {
 """Pattern by name; each encoding's name works as well as the family's."""
 
 
+_NAME_LIKE = re.compile(r"[A-Za-z0-9_-]+")
+
+
 def resolve_pattern(name_or_pattern: str) -> str:
     """Return the pattern for a known name, or the argument itself (taken as a regex).
+
+    A string made only of letters, digits, ``_`` and ``-`` that is no known name is a
+    ``ValueError``: as a regex it would match only itself and drop every other text.
 
     >>> resolve_pattern("cl100k") == CL100K
     True
     >>> resolve_pattern(r"\\w+")
     '\\\\w+'
+    >>> resolve_pattern("cl100K")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown pattern name 'cl100K' (did you mean 'cl100k'?); known names: gpt2, ...
     """
-    return PATTERNS.get(name_or_pattern, name_or_pattern)
+    pattern = PATTERNS.get(name_or_pattern)
+    if pattern is not None:
+        return pattern
+    if _NAME_LIKE.fullmatch(name_or_pattern):
+        raise ValueError(unknown_pattern_message(name_or_pattern))
+    return name_or_pattern
+
+
+def unknown_pattern_message(name: str) -> str:
+    """What to say about ``name``, which is no pattern name: a close name, and all of them."""
+    folded = {known.lower().replace("-", "_"): known for known in PATTERNS}
+    close = folded.get(name.lower().replace("-", "_"))
+    if close is None:
+        matches = difflib.get_close_matches(name.lower(), list(folded), n=1)
+        close = folded[matches[0]] if matches else None
+    hint = f" (did you mean {close!r}?)" if close else ""
+    return (
+        f"unknown pattern name {name!r}{hint}; known names: {', '.join(PATTERNS)} (or pass a regex)"
+    )

@@ -6,7 +6,8 @@ Where a vocabulary file is looked for, in order:
    (``os.pathsep``-separated): a file named as upstream names it (``cl100k_base.tiktoken``),
    directly inside or in a sub-folder named after the encoding (the layout of a folder of
    vocabularies such as ``shared/vocab``);
-2. the cache, ``BYTEPAIR_CACHE_DIR`` (default ``~/.cache/bytepair``), by the same names;
+2. the cache, ``BYTEPAIR_CACHE_DIR`` (default: the platform's user cache folder,
+   ``~/.cache/bytepair`` on Linux; see :func:`cache_dir`), by the same names;
 3. a download from the upstream URL (unless ``download=False`` or ``BYTEPAIR_OFFLINE=1``),
    verified against the pinned sha256 and written to the cache atomically; without network the
    error says exactly which file to put where.
@@ -22,6 +23,8 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+
+import platformdirs
 
 from bytepair import _io
 from bytepair.encoding import Encoding
@@ -46,6 +49,7 @@ __all__ = [
     "find_vocab_file",
     "get_encoding",
     "list_encoding_names",
+    "locate_vocab_file",
     "write_atomic",
 ]
 
@@ -53,21 +57,30 @@ _cache: dict[str, Encoding] = {}
 _lock = threading.Lock()
 
 
-def list_encoding_names() -> list[str]:
-    """The names :func:`get_encoding` knows.
+# tiktoken's names in tiktoken's order (code may index its list), then ours.
+_TIKTOKEN_ORDER = (
+    "gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base", "o200k_harmony"
+)  # fmt: skip
 
-    >>> "cl100k_base" in list_encoding_names()
-    True
+
+def list_encoding_names() -> list[str]:
+    """The names :func:`get_encoding` knows: tiktoken's, in tiktoken's order, then ours.
+
+    >>> list_encoding_names()[:5]
+    ['gpt2', 'r50k_base', 'p50k_base', 'p50k_edit', 'cl100k_base']
     """
-    return sorted(ENCODINGS)
+    ours = sorted(set(ENCODINGS) - set(_TIKTOKEN_ORDER))
+    return [n for n in _TIKTOKEN_ORDER if n in ENCODINGS] + ours
 
 
 def cache_dir() -> Path:
-    """The download cache: ``BYTEPAIR_CACHE_DIR`` or ``~/.cache/bytepair``."""
+    """The download cache: ``BYTEPAIR_CACHE_DIR``, else the platform's user cache folder
+    (``$XDG_CACHE_HOME/bytepair`` or ``~/.cache/bytepair`` on Linux, ``~/Library/Caches/bytepair``
+    on macOS, ``%LOCALAPPDATA%\\bytepair\\Cache`` on Windows)."""
     configured = os.environ.get("BYTEPAIR_CACHE_DIR")
     if configured:
         return Path(configured)
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "bytepair"
+    return Path(platformdirs.user_cache_dir("bytepair", appauthor=False))
 
 
 def _search_dirs(vocab_dir: str | os.PathLike[str] | None) -> Iterator[Path]:
@@ -86,6 +99,24 @@ def _candidates(spec: EncodingSpec, directory: Path) -> Iterator[Path]:
         yield directory / name
         for folder in dict.fromkeys(folders):
             yield directory / folder / name
+
+
+def locate_vocab_file(name: str, *, vocab_dir: str | os.PathLike[str] | None = None) -> Path | None:
+    """Where the vocabulary file of encoding ``name`` is found locally (the folders of the
+    module docs, in order), or None; the file is neither read nor checked.
+
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "cl100k_base.tiktoken").write_bytes(b"not checked here")
+    >>> locate_vocab_file("cl100k_base", vocab_dir=folder) == folder / "cl100k_base.tiktoken"
+    True
+    """
+    spec = _spec(name)
+    for directory in _search_dirs(vocab_dir):
+        for path in _candidates(spec, directory):
+            if path.is_file():
+                return path
+    return None
 
 
 def find_vocab_file(

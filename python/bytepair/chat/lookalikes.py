@@ -6,11 +6,12 @@ built as a string can be checked before it is encoded with ``allowed_special``.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 import re
 import unicodedata
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,13 +104,27 @@ def _fold_char(ch: str) -> tuple[str, frozenset[str]]:
 @functools.cache
 def _fold_table() -> dict[int, str]:
     """str.translate table, one character to one: ignorables to U+200B, every character that
-    folds to one other character to that one.
+    folds to one other character to that one (those that fold to several are in
+    :func:`_expansions`)."""
+    return _fold_tables()[0]
 
-    Built on first use (a scan of the first three planes and the tags and variation selectors
-    of plane 14, about 0.1 s). Characters that fold to several (ligatures such as 'ﬁ', 'ß'
-    folding to 'ss') are left alone, so they never match.
-    """
+
+@functools.cache
+def _expansions() -> tuple[dict[str, str], re.Pattern[str]]:
+    """The characters that fold to several (ligatures such as 'ﬁ' to 'fi', 'ß' to 'ss'), and a
+    regex that finds them: a normalizer (NFKC) expands them too, so ``<ﬁlename>`` is
+    ``<filename>`` to a tokenizer."""
+    multi = _fold_tables()[1]
+    ranges = "".join(re.escape(c) for c in sorted(multi))
+    return multi, re.compile(f"[{ranges}]" if ranges else r"(?!)")
+
+
+@functools.cache
+def _fold_tables() -> tuple[dict[int, str], dict[str, str]]:
+    """The one-to-one table and the expansions, built on first use (a scan of the first three
+    planes and the tags and variation selectors of plane 14, about 0.1 s)."""
     table: dict[int, str] = {}
+    multi: dict[str, str] = {}
     # Skipped: CJK ideographs and Hangul syllables, where no character folds to one other.
     ranges = [(0, 0x3400), (0xA000, 0xAC00), (0xD7A4, 0x20000), (0x2F800, 0x30000)]
     for cp in itertools.chain(*(range(a, b) for a, b in ranges), range(0xE0000, 0xE01F0)):
@@ -126,7 +141,9 @@ def _fold_table() -> dict[int, str]:
         folded, _ = _fold_char(ch)
         if len(folded) == 1 and folded != ch:
             table[cp] = folded
-    return table
+        elif len(folded) > 1:
+            multi[ch] = folded
+    return table, multi
 
 
 @functools.lru_cache(maxsize=1024)
@@ -143,8 +160,41 @@ def _uncased(text: str) -> str:
 
 
 def _fold(text: str) -> str:
-    """``text`` as the matcher sees it: characters folded one to one, ignorables removed."""
-    return text.translate(_fold_table()).replace(_IGNORED, "")
+    """``text`` as the matcher sees it: characters folded, ignorables removed."""
+    return _fold_mapped(text)[0].replace(_IGNORED, "")
+
+
+def _fold_mapped(text: str) -> tuple[str, Callable[[int], int] | None]:
+    """``text`` folded (ignorables kept as U+200B), and a map from a position of the folded
+    text to the position of the original character it came from (None when they are equal:
+    no character expanded)."""
+    folded = text.translate(_fold_table())
+    multi, finder = _expansions()
+    found = list(finder.finditer(folded))
+    if not found:
+        return folded, None
+    pieces, at, shift = [], 0, 0
+    folded_starts: list[int] = []  # where each expansion starts in the folded text
+    expanded: list[tuple[int, int]] = []  # its original position and length
+    for m in found:
+        i = m.start()
+        expansion = multi[m.group()]
+        pieces += [folded[at:i], expansion]
+        folded_starts.append(i + shift)
+        expanded.append((i, len(expansion)))
+        shift += len(expansion) - 1
+        at = i + 1
+    pieces.append(folded[at:])
+
+    def original(position: int) -> int:
+        k = bisect.bisect_right(folded_starts, position) - 1
+        if k < 0:
+            return position
+        start, length = expanded[k]
+        inside = position - folded_starts[k]
+        return start if inside < length else start + 1 + inside - length
+
+    return "".join(pieces), original
 
 
 @functools.lru_cache(maxsize=32)
@@ -257,10 +307,12 @@ def find_special(
     pattern, by_folded = _matcher(wanted)
     if not by_folded:
         return []
-    folded_text = text.translate(_fold_table())
+    folded_text, to_original = _fold_mapped(text)
     out = []
     for m in pattern.finditer(folded_text):
         start, end = m.span()
+        if to_original is not None:
+            start, end = to_original(start), to_original(end - 1) + 1
         original = text[start:end]
         candidates = by_folded.get(m.group().replace(_IGNORED, ""), [])
         if not candidates:  # cannot happen: every match is the folded form of a name

@@ -10,6 +10,24 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+
+def plain_str(value: object) -> str | None:
+    """``value`` as an exact ``str``, or None when it is no str.
+
+    A ``str`` subclass is copied with ``str.__str__``, which no subclass can override (its own
+    ``__str__``, ``strip``, ``__hash__`` or ``__getitem__`` could return other text, even a
+    :class:`Special`), so nothing of the caller's object runs after this.
+    """
+    if type(value) is str:
+        return value
+    if isinstance(value, str):
+        try:
+            return str.__str__(value)
+        except TypeError:  # claims to be a str (a __class__ property) but is none
+            return None
+    return None
+
+
 # ---- templates ----------------------------------------------------------------------------
 
 
@@ -24,8 +42,10 @@ class Special:
     token: str
 
     def __post_init__(self) -> None:
-        if not isinstance(self.token, str) or not self.token:
+        token = plain_str(self.token)
+        if not token:
             raise TypeError(f"Special needs the token's text, got {self.token!r}")
+        object.__setattr__(self, "token", token)
 
 
 #: One element of a template: literal text or a control token.
@@ -128,11 +148,13 @@ def _parts(parts: object, what: str) -> tuple[Part, ...]:
         parts = (parts,)
     if not isinstance(parts, Iterable):
         raise TypeError(f"{what} must be a tuple of str and Special, got {type(parts).__name__}")
-    out = tuple(parts)
-    for p in out:
-        if not isinstance(p, str | Special):
+    out = []
+    for p in tuple(parts):
+        text = plain_str(p)
+        if text is None and not isinstance(p, Special):
             raise TypeError(f"{what} parts must be str (text) or Special, got {type(p).__name__}")
-    return out
+        out.append(p if text is None else text)
+    return tuple(out)
 
 
 _ROLE_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
@@ -236,21 +258,24 @@ def _checked_messages(messages: object, template: ChatTemplate) -> list[tuple[st
         for key in ("role", "content"):
             if key not in message:
                 raise ValueError(f"message {i} has no {key!r}")
-        role, content = message["role"], message["content"]
-        if not isinstance(role, str):
-            raise TypeError(f"message {i}: 'role' must be a str, got {type(role).__name__}")
+        role, content = plain_str(message["role"]), plain_str(message["content"])
+        if role is None:
+            raise TypeError(
+                f"message {i}: 'role' must be a str, got {type(message['role']).__name__}"
+            )
         if role not in template.roles:
             raise ValueError(
                 f"message {i}: role {_short(role)} is not a role of template "
                 f"{template.name!r} ({', '.join(template.roles)}); pick one of those or pass a "
                 "ChatTemplate that defines it"
             )
-        if not isinstance(content, str):
+        if content is None:
+            given = message["content"]
             hint = ""
-            if isinstance(content, list):
+            if isinstance(given, list):
                 hint = " (lists of content parts are not supported: join their text first)"
             raise TypeError(
-                f"message {i} ({role}): 'content' must be a str, got {type(content).__name__}{hint}"
+                f"message {i} ({role}): 'content' must be a str, got {type(given).__name__}{hint}"
             )
         out.append((role, content))
     return out

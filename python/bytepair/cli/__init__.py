@@ -1,4 +1,4 @@
-"""The ``bytepair`` command: count, encode, decode, show, report, train and convert.
+"""The ``bytepair`` command: count, encode, decode, show, report, train, convert and list.
 
 Every subcommand picks its tokenizer the same way: ``-e NAME`` (an encoding: ``o200k_base``),
 ``-m MODEL`` (a model: ``gpt-4o``) or ``-t FILE`` (a vocabulary file); ``o200k_base`` when none
@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 # Importing each subcommand module adds its commands to the group.
+from bytepair.cli import listing as _listing
 from bytepair.cli import report as _report
 from bytepair.cli import text as _text
 from bytepair.cli import vocab as _vocab
@@ -22,7 +23,7 @@ from bytepair.cli.common import load_tokenizer_file as load_tokenizer_file
 from bytepair.cli.group import cli as cli
 
 __all__ = ["cli", "main"]
-_COMMANDS = (_report, _text, _vocab)
+_COMMANDS = (_listing, _report, _text, _vocab)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

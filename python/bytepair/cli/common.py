@@ -16,6 +16,7 @@ import click
 
 from bytepair import registry
 from bytepair._optional import MissingExtraError, require
+from bytepair._terminal import is_terminal
 from bytepair.encoding import Encoding
 from bytepair.patterns import resolve_pattern
 from bytepair.report import Tokenizer, resolve_tokenizer
@@ -101,6 +102,8 @@ class Group(click.Group):
 
 
 def tokenizer_options(multiple: bool) -> Callable[[F], F]:
+    """-e/-m/-t (and --pattern, --vocab-dir). They are always collected as lists so that a
+    command taking one tokenizer can refuse a repeated option instead of keeping the last."""
     more = " Repeatable (shown in the order -e, -m, -t)." if multiple else ""
 
     def decorate(f: F) -> F:
@@ -109,7 +112,7 @@ def tokenizer_options(multiple: bool) -> Callable[[F], F]:
                 "-e",
                 "--encoding",
                 "encodings",
-                multiple=multiple,
+                multiple=True,
                 metavar="NAME",
                 help=f"Encoding by name: {', '.join(registry.list_encoding_names())} "
                 f"(default: {DEFAULT_ENCODING}).{more}",
@@ -118,7 +121,7 @@ def tokenizer_options(multiple: bool) -> Callable[[F], F]:
                 "-m",
                 "--model",
                 "models",
-                multiple=multiple,
+                multiple=True,
                 metavar="MODEL",
                 help=f"The encoding of a model, e.g. gpt-4o, gpt-4, llama-3.1.{more}",
             ),
@@ -126,7 +129,7 @@ def tokenizer_options(multiple: bool) -> Callable[[F], F]:
                 "-t",
                 "--tokenizer",
                 "tokenizer_files",
-                multiple=multiple,
+                multiple=True,
                 metavar="FILE",
                 help="A vocabulary file or folder: .tiktoken, tokenizer.json, encoder.json + "
                 f"vocab.bpe, vocab.json + merges.txt.{more}",
@@ -236,6 +239,17 @@ def chosen_tokenizers(choice: TokenizerChoice) -> list[Tokenizer]:
 
 
 def one_tokenizer(choice: TokenizerChoice) -> Encoding:
+    command = click.get_current_context().info_name
+    for option, given in (
+        ("-e/--encoding", choice.encodings),
+        ("-m/--model", choice.models),
+        ("-t/--tokenizer", choice.files),
+    ):
+        if len(given) > 1:
+            fail(
+                f"{option} given {len(given)} times ({', '.join(given)}); "
+                f"'{command}' takes one tokenizer"
+            )
     chosen = len(choice.encodings) + len(choice.models) + len(choice.files)
     if chosen > 1:
         fail("give one tokenizer: -e NAME, -m MODEL or -t FILE")
@@ -260,7 +274,11 @@ def read_stdin() -> str:
 
 
 def stdin_is_terminal() -> bool:
-    return sys.stdin is not None and sys.stdin.isatty()
+    return is_terminal(sys.stdin)
+
+
+def stdout_is_terminal() -> bool:
+    return is_terminal(sys.stdout)
 
 
 def _label(text: str, number: int) -> str:
@@ -283,10 +301,18 @@ def read_inputs(texts: Sequence[str], files: Sequence[str], what: str) -> list[_
     return inputs
 
 
-def hint_files(texts: Sequence[str]) -> None:
+def note(message: str, quiet: bool = False) -> None:
+    """A note for the user on standard error (``-q`` silences it)."""
+    if not quiet:
+        click.echo(f"note: {message}", err=True)
+
+
+def hint_files(texts: Sequence[str], quiet: bool = False) -> None:
+    if quiet:
+        return
     for text in texts:
         if text and len(text) < 4096 and "\n" not in text and os.path.isfile(text):
-            click.echo(f"note: {text!r} is taken as text; to read the file use -f {text}", err=True)
+            note(f"{text!r} is taken as text; to read the file use -f {text}")
 
 
 special_option = click.option(
@@ -295,6 +321,7 @@ special_option = click.option(
     help="Text that spells a special token (<|endoftext|>) becomes that token; by default it "
     "is ordinary text.",
 )
+quiet_option = click.option("-q", "--quiet", is_flag=True, help="No notes on standard error.")
 files_option = click.option(
     "-f",
     "--file",

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from bytepair._progress import progress_bar
+from bytepair._terminal import use_color
 from bytepair.cli.common import (
     TokenizerChoice,
     chosen_tokenizers,
@@ -19,6 +20,7 @@ from bytepair.cli.common import (
     tokenizer_options,
 )
 from bytepair.cli.group import cli
+from bytepair.formats.targets import check_writable
 from bytepair.report import Prompt, load_prices, load_prompts, token_report
 from bytepair.report.prompts import IN_FOLDERS
 
@@ -69,7 +71,12 @@ from bytepair.report.prompts import IN_FOLDERS
     "pip install 'bytepair[report]').",
 )
 @click.option("--threads", type=click.IntRange(min=1), metavar="N", help="Threads for counting.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar, no messages.")
+@click.option(
+    "--color/--no-color",
+    default=None,
+    help="Bold table headers (default: on a terminal, unless NO_COLOR is set or TERM=dumb).",
+)
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar, no notes, no messages.")
 def report(
     prompts: tuple[str, ...],
     encodings: tuple[str, ...],
@@ -86,6 +93,7 @@ def report(
     output: str | None,
     plot: str | None,
     threads: int | None,
+    color: bool | None,
     quiet: bool,
 ) -> None:
     """Token statistics and estimated cost of many prompts, tokenizers side by side.
@@ -112,6 +120,7 @@ def report(
         suffix = Path(plot).suffix.lstrip(".").lower()
         if suffix not in supported:
             fail(f"--plot {plot}: give a file ending in .png (or {', '.join(sorted(supported))})")
+        check_writable([Path(plot)])  # before the work, not after printing the report
     choice = TokenizerChoice.of(encodings, models, tokenizer_files, pattern, vocab_dir)
     tokenizers = chosen_tokenizers(choice)
     prices = None if no_prices else load_prices(prices_file)
@@ -150,10 +159,13 @@ def report(
     elif fmt == "csv":
         text = result.to_csv()
     elif fmt == "markdown":
-        text = result.to_markdown()
+        text = result.to_markdown(notes=not quiet)
     else:
-        to_terminal = output in (None, "-") and sys.stdout.isatty()
-        text = result.to_table(color=to_terminal)
+        to_stdout = output in (None, "-")
+        text = result.to_table(
+            color=use_color(sys.stdout, color) if to_stdout else bool(color),
+            notes=not quiet,
+        )
     with open_output(output) as out:
         out.write(text if text.endswith("\n") else text + "\n")
     if plot is not None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from bytepair._terminal import use_color
 from bytepair.cli.common import (
     TokenizerChoice,
     chosen_tokenizers,
@@ -18,19 +19,65 @@ from bytepair.cli.common import (
     fail,
     files_option,
     hint_files,
+    note,
     one_line,
     one_tokenizer,
     open_output,
+    quiet_option,
     read_inputs,
     read_stdin,
     require_module,
     special_option,
     stdin_is_terminal,
+    stdout_is_terminal,
     tokenizer_options,
 )
 from bytepair.cli.group import cli
-from bytepair.report import html_page, render_tokens
+from bytepair.encoding import Encoding
+from bytepair.report import html_page, load_prices, render_tokens
+from bytepair.report.page import DEFAULT_MAX_CHARS
 from bytepair.report.prompts import read_text_file
+from bytepair.truncate import truncate
+
+truncate_option = click.option(
+    "--truncate",
+    "max_tokens",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="Keep the first N tokens of each input (cut at a token boundary, never inside a "
+    "character); a note on standard error says how many were cut.",
+)
+
+
+def _tokens(n: int) -> str:
+    return f"{n:,} token" + ("" if n == 1 else "s")
+
+
+def _cut(
+    encoding: Encoding,
+    text: str,
+    source: str,
+    max_tokens: int | None,
+    allow_special: bool,
+    quiet: bool,
+) -> tuple[str, list[int]]:
+    """The text and ids of one input, cut to ``max_tokens`` if given (with a note)."""
+    if max_tokens is None:
+        return text, encode_text(encoding, text, allow_special)
+    if allow_special:
+        cut = truncate(encoding, text, max_tokens, allowed_special="all")
+    else:
+        cut = truncate(encoding, text, max_tokens, disallowed_special=())
+    if cut.truncated:
+        inside = ""
+        if cut.split_character:
+            inside = " (the limit fell inside a character: cut before it)"
+        note(
+            f"{source}: cut to {_tokens(len(cut.ids))}, {_tokens(cut.dropped_tokens)} "
+            f"({len(cut.dropped_text):,} characters) left out{inside}",
+            quiet,
+        )
+    return cut.text, cut.ids
 
 
 @cli.command()
@@ -46,23 +93,27 @@ from bytepair.report.prompts import read_text_file
 )
 @click.option("-o", "--output", metavar="FILE", help="Write the ids to FILE.")
 @special_option
+@truncate_option
+@quiet_option
 def encode(
     texts: tuple[str, ...],
     files: tuple[str, ...],
-    encodings: str | None,
-    models: str | None,
-    tokenizer_files: str | None,
+    encodings: tuple[str, ...],
+    models: tuple[str, ...],
+    tokenizer_files: tuple[str, ...],
     pattern: str | None,
     vocab_dir: Path | None,
     fmt: str | None,
     output: str | None,
     allow_special: bool,
+    max_tokens: int | None,
+    quiet: bool,
 ) -> None:
     """Turn text into token ids.
 
     Each TEXT argument, then each -f FILE, is one input; with neither, standard input is.
     """
-    hint_files(texts)
+    hint_files(texts, quiet)
     encoding = one_tokenizer(
         TokenizerChoice.of(encodings, models, tokenizer_files, pattern, vocab_dir)
     )
@@ -75,13 +126,14 @@ def encode(
         if len(inputs) != 1:
             fail(f"a .npy file holds one sequence of ids, but there are {len(inputs)} inputs")
         np = require_module("numpy", "writing .npy")
-        ids = np.asarray(encode_text(encoding, inputs[0].text, allow_special), dtype=np.uint32)
+        _, kept = _cut(encoding, inputs[0].text, inputs[0].source, max_tokens, allow_special, quiet)
+        ids = np.asarray(kept, dtype=np.uint32)
         with open_output(output, binary=True) as f:
             np.save(f, ids)
         return
     with open_output(output) as out:
         for item in inputs:
-            ids = encode_text(encoding, item.text, allow_special)
+            _, ids = _cut(encoding, item.text, item.source, max_tokens, allow_special, quiet)
             out.write((json.dumps(ids) if fmt == "json" else " ".join(map(str, ids))) + "\n")
 
 
@@ -144,9 +196,9 @@ def _id_sequences(ids: Sequence[str], files: Sequence[str]) -> list[list[int]]:
 def decode(
     ids: tuple[str, ...],
     files: tuple[str, ...],
-    encodings: str | None,
-    models: str | None,
-    tokenizer_files: str | None,
+    encodings: tuple[str, ...],
+    models: tuple[str, ...],
+    tokenizer_files: tuple[str, ...],
     pattern: str | None,
     vocab_dir: Path | None,
     errors: str,
@@ -156,12 +208,15 @@ def decode(
 
     Ids come from the arguments ("24912 2375", "24912,2375" or "[24912, 2375]"), or from -f
     FILE or standard input: one sequence per line (as `bytepair encode` writes them, text or
-    JSON), or a .npy array. The texts are written one after another, exactly as decoded.
+    JSON), or a .npy array. The texts are written one after another, exactly as decoded; on a
+    terminal a final newline is added if the text lacks one (so the prompt starts on a line of
+    its own), never in a pipe or a file.
     """
     encoding = one_tokenizer(
         TokenizerChoice.of(encodings, models, tokenizer_files, pattern, vocab_dir)
     )
     sequences = _id_sequences(ids, files)
+    text = ""
     with open_output(output, binary=True) as out:
         for sequence in sequences:
             bound = encoding.n_vocab
@@ -177,6 +232,9 @@ def decode(
                     "use --errors replace"
                 )
             out.write(text.encode("utf-8", "surrogateescape"))
+        # On a terminal the shell's prompt would follow the text on its last line.
+        if output in (None, "-") and stdout_is_terminal() and text and not text.endswith("\n"):
+            out.write(b"\n")
 
 
 @cli.command()
@@ -192,16 +250,18 @@ def decode(
     help="json: {encoding, inputs: [{source, tokens}], total}.",
 )
 @special_option
+@quiet_option
 def count(
     texts: tuple[str, ...],
     files: tuple[str, ...],
-    encodings: str | None,
-    models: str | None,
-    tokenizer_files: str | None,
+    encodings: tuple[str, ...],
+    models: tuple[str, ...],
+    tokenizer_files: tuple[str, ...],
     pattern: str | None,
     vocab_dir: Path | None,
     fmt: str,
     allow_special: bool,
+    quiet: bool,
 ) -> None:
     """Count the tokens of texts and files.
 
@@ -209,7 +269,7 @@ def count(
     counted) and a total. Each TEXT argument, then each -f FILE, is one input; with neither,
     standard input is. For prompt files (JSONL, CSV, folders) and costs, see `bytepair report`.
     """
-    hint_files(texts)
+    hint_files(texts, quiet)
     encoding = one_tokenizer(
         TokenizerChoice.of(encodings, models, tokenizer_files, pattern, vocab_dir)
     )
@@ -242,17 +302,27 @@ def count(
 @click.option(
     "--color/--no-color",
     default=None,
-    help="Colour the tokens (default: when writing to a terminal); without colour each token "
-    "is shown in [brackets].",
+    help="Colour the tokens (default: on a terminal, unless NO_COLOR is set or TERM=dumb); "
+    "without colour each token is shown in [brackets].",
 )
 @click.option("--table/--no-table", default=True, help="List each token with its id.")
 @click.option(
     "--html",
     "html_file",
     metavar="FILE",
-    help="Also write the view as a self-contained web page to FILE.",
+    help="Also write the view as a self-contained web page to FILE (tokenizers side by side).",
+)
+@click.option(
+    "--max-chars",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_CHARS,
+    show_default=True,
+    metavar="N",
+    help="The web page shows the first N characters of the text (and says what it left out).",
 )
 @special_option
+@truncate_option
+@quiet_option
 def show(
     texts: tuple[str, ...],
     files: tuple[str, ...],
@@ -264,7 +334,10 @@ def show(
     color: bool | None,
     table: bool,
     html_file: str | None,
+    max_chars: int,
     allow_special: bool,
+    max_tokens: int | None,
+    quiet: bool,
 ) -> None:
     """Show how a text is cut into tokens, with their ids.
 
@@ -276,7 +349,7 @@ def show(
     \b
       bytepair show -e cl100k_base -e o200k_base "How many r's are in strawberry?"
     """
-    hint_files(texts)
+    hint_files(texts, quiet)
     tokenizers = chosen_tokenizers(
         TokenizerChoice.of(encodings, models, tokenizer_files, pattern, vocab_dir)
     )
@@ -285,14 +358,29 @@ def show(
     if files or not texts:
         parts += [item.text for item in read_inputs((), files, "TEXT")]
     text = "\n".join(parts)
-    if color is None:
-        color = sys.stdout.isatty()
+    if max_tokens is not None:
+        # Several tokenizers: each would cut elsewhere; the first one's budget decides.
+        first = tokenizers[0].encoding
+        text, _ = _cut(first, text, f"the text ({first.name})", max_tokens, allow_special, quiet)
+    color = use_color(sys.stdout, color)
     views = [
         render_tokens(t.encoding, text, color=color, table=table, allow_special=allow_special)
         for t in tokenizers
     ]
     click.echo("\n\n".join(views), color=color)
     if html_file is not None:
-        page = html_page(text, [t.encoding for t in tokenizers], allow_special=allow_special)
+        page = html_page(
+            text,
+            [t.encoding for t in tokenizers],
+            allow_special=allow_special,
+            max_chars=max_chars,
+            prices=load_prices(None),
+        )
         with open_output(html_file) as f:
             f.write(page)
+        if len(text) > max_chars:
+            note(
+                f"{html_file} shows the first {max_chars:,} of {len(text):,} characters "
+                f"({len(text) - max_chars:,} left out; raise the limit with --max-chars)",
+                quiet,
+            )

@@ -12,6 +12,7 @@ from bytepair.cli.common import fail
 from bytepair.cli.group import cli
 from bytepair.formats import SaveFormat
 from bytepair.formats import convert as convert_files
+from bytepair.formats.targets import check_writable, save_targets
 from bytepair.patterns import resolve_pattern
 from bytepair.train import train as train_encoding
 
@@ -104,6 +105,7 @@ def train(
                 + (" (a folder: pass a glob)" if os.path.isdir(path) else "")
             )
     encoding_name = name or Path(output).name.split(".")[0] or "trained"
+    check_writable(save_targets(encoding_name, output, fmt))  # before the work, not after
     started = time.perf_counter()
     encoding = train_encoding(
         files=list(files),

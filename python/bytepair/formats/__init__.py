@@ -42,6 +42,8 @@ so that text that looks like a control token never becomes one unless the caller
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -52,6 +54,7 @@ from bytepair.formats.detect import Detected, detect
 from bytepair.formats.gpt2 import load_gpt2_files, write_gpt2_files
 from bytepair.formats.hf_files import load_hf_files
 from bytepair.formats.hf_json import load_tokenizer_json, write_tokenizer_json
+from bytepair.formats.targets import missing_folders, save_targets
 from bytepair.formats.tiktoken_file import load_tiktoken, tiktoken_bytes
 from bytepair.formats.values import HasVocabulary
 
@@ -73,9 +76,12 @@ def load(
     ``pat_str`` and ``special_tokens`` apply to the formats that do not hold them (tiktoken,
     GPT-2 and HF vocabulary files); a ``tokenizer.json`` has its own, and passing them is an
     error. ``options`` go to :func:`bytepair.formats.hf_files.load_hf_files` (``normalizer``,
-    ``pre_tokenizer``, ``ignore_merges``). Returns the encoding (a ``bytepair.Encoding``).
+    ``pre_tokenizer``, ``ignore_merges``); for a ``tokenizer.json``, ``ignore_settings``
+    (see :mod:`bytepair.formats.hf_json`). Returns the encoding (a ``bytepair.Encoding``).
     """
     found = detect(path)
+    if found.kind == "tokenizer-json":
+        ignore_settings = options.pop("ignore_settings", ())
     if options and found.kind != "hf-files":
         raise TypeError(f"{path}: options {sorted(options)} apply to vocab.json + merges.txt only")
     if found.kind == "tokenizer-json":
@@ -84,7 +90,9 @@ def load(
                 f"{path}: a tokenizer.json has its own pre-tokenizer and special tokens; "
                 "do not pass pat_str or special_tokens"
             )
-        return load_tokenizer_json(found.paths[0], data=found.parsed, name=name)
+        return load_tokenizer_json(
+            found.paths[0], data=found.parsed, name=name, ignore_settings=ignore_settings
+        )
     if found.kind == "tiktoken":
         return load_tiktoken(
             found.paths[0],
@@ -120,17 +128,14 @@ def save(enc: HasVocabulary, path: StrPath, *, format: SaveFormat) -> list[Path]
     >>> [p.name for p in save(enc, folder, format="gpt2") + save(enc, folder, format="tiktoken")]
     ['encoder.json', 'vocab.bpe', 'b.tiktoken']
     """
+    # A trailing separator or an existing folder means a folder (formats.targets).
+    targets = save_targets(enc.name, path, format)
     if format == "hf":
-        return write_tokenizer_json(enc, path)
+        return write_tokenizer_json(enc, targets[0])
     if format == "gpt2":
-        return write_gpt2_files(enc, path)
-    if format == "tiktoken":
-        target = Path(path)
-        if target.is_dir():
-            target = target / f"{enc.name}.tiktoken"
-        write_atomic(target, tiktoken_bytes(enc))
-        return [target]
-    raise ValueError(f"unknown format {format!r}; expected 'tiktoken', 'hf' or 'gpt2'")
+        return write_gpt2_files(enc, targets[0])  # encoder.json's path; vocab.bpe goes beside
+    write_atomic(targets[0], tiktoken_bytes(enc))
+    return targets
 
 
 def convert(
@@ -148,7 +153,14 @@ def convert(
     pass ``pat_str`` for a tiktoken file that is not one of the known encodings.
     """
     enc = load(in_path, pat_str=pat_str, special_tokens=special_tokens, **options)
-    out = Path(out_path)
-    if to in ("hf", "gpt2") and not out.suffix:
-        out.mkdir(parents=True, exist_ok=True)
-    return save(enc, out, format=to)
+    out = os.fspath(out_path)
+    if to in ("hf", "gpt2") and not Path(out).suffix:
+        out = os.path.join(out, "")  # a name without a suffix is the folder to write into
+    created = missing_folders(save_targets(enc.name, out, to))
+    try:
+        return save(enc, out, format=to)
+    except BaseException:
+        for folder in created:  # a failed conversion leaves nothing behind
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise

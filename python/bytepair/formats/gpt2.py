@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from bytepair._arguments import check_id_range
 from bytepair._io import write_all_or_nothing
 from bytepair.bytes_unicode import encode_bytes
 from bytepair.formats.builders import build
@@ -83,6 +84,10 @@ def parse_gpt2_files(
             f"e.g. {bytes([missing[0]])!r}"
         )
     merges_data = Path(vocab_bpe).read_bytes()
+    try:
+        check_id_range({}, special_tokens or {})
+    except ValueError as err:
+        raise ValueError(f"{encoder_json}: {err}") from None
     return Gpt2Files(
         encoder=encoder,
         merges_data=merges_data,

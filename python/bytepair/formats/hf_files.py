@@ -2,8 +2,9 @@
 
 They are the same two files as GPT-2's (see :mod:`bytepair.formats.gpt2`), read as
 ``tokenizers.models.BPE.from_file`` reads them: merges by pair priority, ids as given, then a
-pre-tokenizer (``ByteLevel`` by default, or ``pat_str`` as ``Split`` +
-``ByteLevel(use_regex=False)``, or any ``pre_tokenizer`` object) and an optional ``normalizer``.
+pre-tokenizer (``pat_str`` as ``Split`` + ``ByteLevel(use_regex=False)``, or any
+``pre_tokenizer`` object; the files do not hold it, so it must be given unless the vocabulary is
+recognised, see :mod:`bytepair.formats.hf_known`) and an optional ``normalizer``.
 Special tokens come from ``special_tokens``, else from an ``added_tokens.json`` next to the
 vocabulary, plus the entries that no merge makes; they are special added tokens, recognised in
 text where ``allowed_special`` allows them (see :mod:`bytepair.formats`).
@@ -15,9 +16,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from bytepair._io import sha256_hex
 from bytepair.formats.builders import build
 from bytepair.formats.common import StrPath, encoding_name, read_json, read_vocab, token_bytes
 from bytepair.formats.hf_json import BYTE_LEVEL
+from bytepair.formats.hf_known import KNOWN_HF_VOCABS, missing_pre_tokenizer_message
 from bytepair.formats.hf_pipeline import AddedToken
 from bytepair.formats.regex_dialects import rust_to_onig
 from bytepair.formats.values import HfComponents
@@ -74,11 +77,22 @@ def load_hf_files(
     """Read Hugging Face ``vocab.json`` + ``merges.txt`` as ``tokenizers`` does.
 
     ``normalizer`` is a name (``"NFC"``) or a ``tokenizer.json`` normalizer object; the
-    pre-tokenizer is ``ByteLevel`` (GPT-2's), or ``Split(pat_str)`` + ``ByteLevel``, or the
-    ``pre_tokenizer`` object given. Special tokens: ``special_tokens`` if given, else those of an
-    ``added_tokens.json`` beside ``vocab_json`` and the vocabulary entries that no merge makes.
+    pre-tokenizer is ``Split(pat_str)`` + ``ByteLevel`` (``pat_str="gpt2"``: GPT-2's pattern),
+    or the ``pre_tokenizer`` object given. The files do not say it, so one of the two is needed
+    unless the vocabulary is a known one (:mod:`bytepair.formats.hf_known`, by its hash: Qwen2,
+    SmolLM, GPT-2), which brings its own pre-tokenizer and normalizer; else ``ValueError``.
+    Special tokens: ``special_tokens`` if given, else those of an ``added_tokens.json`` beside
+    ``vocab_json`` and the vocabulary entries that no merge makes.
     """
     source = f"{vocab_json} + {merges_txt}"
+    # The files do not say their pre-tokenizer: the caller does, or the vocabulary is known.
+    unknown_pipeline = False
+    if pat_str is None and pre_tokenizer is None:
+        known = KNOWN_HF_VOCABS.get(sha256_hex(Path(vocab_json).read_bytes()))
+        if known is not None:
+            pre_tokenizer = known.pre_tokenizer
+            normalizer = normalizer if normalizer is not None else known.normalizer
+        unknown_pipeline = known is None
     components = parse_hf_files(
         vocab_json,
         merges_txt,
@@ -90,12 +104,15 @@ def load_hf_files(
         name=name,
     )
     try:
-        return build(components)
+        enc = build(components)
     except ValueError as err:
         message = str(err)
         if "line " in message and message.startswith(source):
             message = f"{merges_txt}: {message[len(source) + 2 :]}"
         raise ValueError(message) from None
+    if unknown_pipeline:  # after the files' own errors, which say more
+        raise ValueError(missing_pre_tokenizer_message(source))
+    return enc
 
 
 def parse_hf_files(

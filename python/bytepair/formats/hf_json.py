@@ -4,8 +4,11 @@ Reading follows ``tokenizers`` 0.23 step by step (see :mod:`bytepair.formats.hf_
 components): the model must be a byte-level BPE (``ByteLevel`` pre-tokenizer and decoder, no
 ``byte_fallback``, no ``continuing_subword_prefix``/``end_of_word_suffix``, no dropout); merges
 may be ``"a b"`` strings or ``[a, b]`` pairs; ``ignore_merges`` is honoured; added tokens get the
-ids ``tokenizers`` gives them. ``truncation`` and ``padding`` are ignored (they change batches, not
-ids). Everything else is a ``ValueError`` naming the file and the JSON path.
+ids ``tokenizers`` gives them. ``truncation`` and ``padding`` change the ids ``tokenizers``
+returns (cut at ``max_length``, filled with the pad token) and are not applied: a file that sets
+them is a ``ValueError`` unless ``ignore_settings`` names them (the ids of ``tokenizers`` after
+``no_truncation()`` / ``no_padding()``). Everything else is a ``ValueError`` naming the file and
+the JSON path.
 
 Writing produces a file that ``tokenizers.Tokenizer.from_file`` reads with identical ids:
 
@@ -30,7 +33,8 @@ Writing produces a file that ``tokenizers.Tokenizer.from_file`` reads with ident
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+import json
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -119,22 +123,54 @@ def _model_options(model: Mapping[str, Any], vocab: Mapping[str, int]) -> dict[s
     }
 
 
-def load_tokenizer_json(path: StrPath, *, data: Any = None, name: str | None = None) -> Any:
+def load_tokenizer_json(
+    path: StrPath,
+    *,
+    data: Any = None,
+    name: str | None = None,
+    ignore_settings: Collection[str] = (),
+) -> Any:
     """Read a Hugging Face ``tokenizer.json`` of a byte-level BPE model into an encoding.
 
     ``data`` may hold the parsed JSON already (the loaders that detect formats parse it once).
+    ``ignore_settings`` (``"padding"``, ``"truncation"``): settings of the file to read it without.
     """
-    return build(parse_tokenizer_json(path, data=data, name=name))
+    return build(parse_tokenizer_json(path, data=data, name=name, ignore_settings=ignore_settings))
+
+
+_SETTINGS = {
+    "padding": "pads what encode returns with its pad token",
+    "truncation": "cuts what encode returns at max_length",
+}
+
+
+def _check_settings(spec: dict[str, Any], source: str, ignore_settings: Collection[str]) -> None:
+    unknown = sorted(set(ignore_settings) - set(_SETTINGS))
+    if unknown:
+        raise ValueError(f"ignore_settings: unknown {unknown}; expected 'padding', 'truncation'")
+    for key, effect in _SETTINGS.items():
+        value = spec.get(key)
+        if value is not None and key not in ignore_settings:
+            raise ValueError(
+                f"{source}: {key}: tokenizers {effect} ({json.dumps(value)}), which bytepair "
+                f"does not apply; pass ignore_settings=({key!r},) to read the file without it "
+                f"(the ids of tokenizers after no_{key}()), or set it to null in the file"
+            )
 
 
 def parse_tokenizer_json(
-    path: StrPath, *, data: Any = None, name: str | None = None
+    path: StrPath,
+    *,
+    data: Any = None,
+    name: str | None = None,
+    ignore_settings: Collection[str] = (),
 ) -> HfComponents:
     """The components of a ``tokenizer.json``, checked (see :func:`load_tokenizer_json`)."""
     source = str(path)
     spec = read_json(path) if data is None else data
     if not isinstance(spec, dict) or not isinstance(spec.get("model"), dict):
         raise ValueError(f"{source}: not a tokenizer.json (no 'model' object)")
+    _check_settings(spec, source, ignore_settings)
     version = spec.get("version", "1.0")
     if version != "1.0":
         raise ValueError(f"{source}: version: unsupported tokenizer.json version {version!r}")

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
@@ -94,6 +95,39 @@ def _kind_name(kind: type | tuple[type, ...]) -> str:
     return " or ".join(names.get(k, k.__name__) for k in kinds)
 
 
+MAX_NESTING = 64
+"""How deeply ``Sequence`` components may nest (real files nest one or two levels)."""
+
+
+def _nested(depth: int, where: str) -> int:
+    # Deeper nesting is no tokenizer anyone trains, and would reach Python's recursion limit
+    # (here, when the components are copied, and when a normalizer runs).
+    if depth >= MAX_NESTING:
+        raise ValueError(f"{where}: Sequence nested more than {MAX_NESTING} levels deep")
+    return depth + 1
+
+
+def _check_json_depth(spec: Any, where: str) -> None:
+    """Any JSON inside a component (a Sequence is two levels: an object, then its list) nests
+    at most about ``2 * MAX_NESTING`` levels, checked without recursion."""
+    limit = 2 * MAX_NESTING + 8
+    # Each entry's path is a chain (parent chain, key), spelled out only for the error.
+    stack: list[tuple[Any, int, Any]] = [(spec, 1, None)]
+    while stack:
+        value, level, chain = stack.pop()
+        if level > limit:
+            keys = []
+            while chain is not None:
+                chain, key = chain
+                keys.append(f"[{key}]" if isinstance(key, int) else f".{key}")
+            at = where + "".join(reversed(keys))
+            raise ValueError(f"{at}: JSON nested more than {limit} levels deep")
+        if isinstance(value, dict):
+            stack.extend((v, level + 1, (chain, k)) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, level + 1, (chain, i)) for i, v in enumerate(value))
+
+
 def _unsupported(where: str, what: str, name: str, why: str = "") -> ValueError:
     return ValueError(
         f"{where}: unsupported {what} {name!r}{': ' + why if why else ''} "
@@ -124,6 +158,9 @@ _TOKENIZERS_UNKNOWN = (
     (0x11A47, 0x11A47), (0x11A99, 0x11A99), (0x11D42, 0x11D42), (0x11D44, 0x11D45),
     (0x11D97, 0x11D97), (0x16FF0, 0x16FF1), (0x1E130, 0x1E136), (0x1E2AE, 0x1E2AE),
     (0x1E2EC, 0x1E2EF), (0x1F16C, 0x1F16C), (0x1FBF0, 0x1FBF9),
+    # Assigned in Unicode 15.0/15.1 (Python 3.12/3.13), unknown to tokenizers' tables.
+    (0x10EFD, 0x10EFF), (0x11F41, 0x11F42), (0x1E030, 0x1E06D), (0x1E08F, 0x1E08F),
+    (0x1E4EC, 0x1E4EF),
 )
 # fmt: on
 _UNKNOWN_SPLIT = re.compile(
@@ -152,6 +189,17 @@ def _lowercase(text: str) -> str:
     return text.lower()
 
 
+# The time a Replace normalizer's regex may take on a text: generous for any pattern that runs in
+# linear time (a replacement per character included), reached only by one that backtracks.
+REPLACE_SECONDS_FLOOR = 1.0
+REPLACE_SECONDS_PER_CHAR = 10e-6
+
+
+def _short(text: str, limit: int = 80) -> str:
+    shown = repr(text)
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
+
+
 def _replace(spec: Mapping[str, Any], where: str) -> Normalizer:
     content = _field(spec, "content", str, where, None)
     pattern = _field(spec, "pattern", dict, where, None)
@@ -169,11 +217,26 @@ def _replace(spec: Mapping[str, Any], where: str) -> Normalizer:
             raise ValueError(
                 f"{where}.pattern: cannot compile {pattern['Regex']!r}: {err}"
             ) from None
-        return lambda text: cast(str, compiled.sub(lambda _m: content, text))
+        source = pattern["Regex"]
+
+        def replace(text: str) -> str:
+            # Python's `regex` backtracks: a pattern like (a|aa)+c takes exponential time. The
+            # time limit grows with the text, so only such a pattern ever reaches it.
+            limit = REPLACE_SECONDS_FLOOR + REPLACE_SECONDS_PER_CHAR * len(text)
+            try:
+                return cast(str, compiled.sub(lambda _m: content, text, timeout=limit))
+            except TimeoutError:
+                raise ValueError(
+                    f"{where}.pattern: the Replace regex {_short(source)} took over {limit:.1f} s "
+                    f"on {len(text)} characters (it backtracks without bound: rewrite it "
+                    "without nested or overlapping repetition)"
+                ) from None
+
+        return replace
     raise ValueError(f"{where}.pattern: expected {{'String': ...}} or {{'Regex': ...}}")
 
 
-def normalizer_of(spec: Any, where: str) -> Normalizer | None:
+def normalizer_of(spec: Any, where: str, *, depth: int = 0) -> Normalizer | None:
     """Compile a ``normalizer`` (``None`` for ``null``).
 
     Supported: NFC, NFD, NFKC, NFKD, Lowercase, Replace, Prepend, Sequence.
@@ -187,6 +250,8 @@ def normalizer_of(spec: Any, where: str) -> Normalizer | None:
     """
     if spec is None:
         return None
+    if depth == 0:
+        _check_json_depth(spec, where)
     kind = _type_of(spec, where)
     if kind in ("NFC", "NFD", "NFKC", "NFKD"):
         return _unicode_normalizer(cast(Literal["NFC", "NFD", "NFKC", "NFKD"], kind))
@@ -200,7 +265,10 @@ def normalizer_of(spec: Any, where: str) -> Normalizer | None:
         return lambda text: prefix + text if text else text
     if kind == "Sequence":
         parts = _field(spec, "normalizers", list, where, None)
-        steps = [normalizer_of(p, f"{where}.normalizers[{i}]") for i, p in enumerate(parts)]
+        inner = _nested(depth, where)
+        steps = [
+            normalizer_of(p, f"{where}.normalizers[{i}]", depth=inner) for i, p in enumerate(parts)
+        ]
         chain = [s for s in steps if s is not None]
 
         def sequence(text: str) -> str:
@@ -222,7 +290,7 @@ def _behavior(spec: Mapping[str, Any], where: str, default: str) -> str:
     return _BEHAVIORS[name]
 
 
-def stages_of(spec: Any, where: str) -> list[StageSpec]:
+def stages_of(spec: Any, where: str, *, depth: int = 0) -> list[StageSpec]:
     """Compile a ``pre_tokenizer`` into the core's stages (``[]`` for ``null``).
 
     Supported: ByteLevel (``add_prefix_space``, ``use_regex``: GPT-2's original pattern), Split
@@ -238,6 +306,8 @@ def stages_of(spec: Any, where: str) -> list[StageSpec]:
     """
     if spec is None:
         return []
+    if depth == 0:
+        _check_json_depth(spec, where)
     kind = _type_of(spec, where)
     if kind == "ByteLevel":
         add_prefix_space = _field(spec, "add_prefix_space", bool, where, True)
@@ -259,7 +329,12 @@ def stages_of(spec: Any, where: str) -> list[StageSpec]:
         return [("punctuation", None, _behavior(spec, where, "Isolated"), False)]
     if kind == "Sequence":
         parts = _field(spec, "pretokenizers", list, where, None)
-        return [s for i, p in enumerate(parts) for s in stages_of(p, f"{where}.pretokenizers[{i}]")]
+        inner = _nested(depth, where)
+        return [
+            s
+            for i, p in enumerate(parts)
+            for s in stages_of(p, f"{where}.pretokenizers[{i}]", depth=inner)
+        ]
     raise _unsupported(where, "pre-tokenizer", kind)
 
 
@@ -277,23 +352,25 @@ def check_byte_level(stages: Sequence[StageSpec], where: str) -> None:
 # ---- decoders and post-processors ----------------------------------------------------------
 
 
-def check_decoder(spec: Any, where: str) -> None:
+def check_decoder(spec: Any, where: str, *, depth: int = 0) -> None:
     """The decoder must be ``ByteLevel`` (alone or as the only step of a ``Sequence``)."""
     if spec is None:
         raise _unsupported(where, "decoder", "null", "a byte-level BPE decodes with ByteLevel")
+    if depth == 0:
+        _check_json_depth(spec, where)
     kind = _type_of(spec, where)
     if kind == "ByteLevel":
         return
     if kind == "Sequence":
         parts = _field(spec, "decoders", list, where, None)
         if len(parts) == 1:
-            check_decoder(parts[0], f"{where}.decoders[0]")
+            check_decoder(parts[0], f"{where}.decoders[0]", depth=_nested(depth, where))
             return
     raise _unsupported(where, "decoder", kind)
 
 
 def post_processor_of(
-    spec: Any, where: str, token_id: Callable[[str], int | None]
+    spec: Any, where: str, token_id: Callable[[str], int | None], *, depth: int = 0
 ) -> tuple[list[int], list[int]]:
     """The ids a ``post_processor`` puts before and after a single sequence.
 
@@ -306,6 +383,8 @@ def post_processor_of(
     """
     if spec is None:
         return [], []
+    if depth == 0:
+        _check_json_depth(spec, where)
     kind = _type_of(spec, where)
     if kind == "ByteLevel":
         return [], []
@@ -328,8 +407,9 @@ def post_processor_of(
         parts = _field(spec, "processors", list, where, None)
         prefix: list[int] = []
         suffix: list[int] = []
+        inner = _nested(depth, where)
         for i, p in enumerate(parts):
-            before, after = post_processor_of(p, f"{where}.processors[{i}]", token_id)
+            before, after = post_processor_of(p, f"{where}.processors[{i}]", token_id, depth=inner)
             prefix, suffix = before + prefix, suffix + after
         return prefix, suffix
     raise _unsupported(where, "post-processor", kind)
@@ -435,6 +515,10 @@ def assign_added_ids(
     vocab_size = len(vocab)
     added_id: dict[str, int] = {}
     by_id: dict[int, AddedToken] = {}
+    # How many tokens of `by_id` equal each token without its id: the question "is this token
+    # (flags and all) already added under some id?" in constant time, so loading is linear.
+    present: Counter[AddedToken] = Counter()
+    highest: int | None = None
     special_set: set[str] = set()
     special_order: list[AddedToken] = []
     other_order: list[AddedToken] = []
@@ -442,17 +526,21 @@ def assign_added_ids(
         if token.special and token.content and token.content not in special_set:
             special_order.append(token)
             special_set.add(token.content)
-        if not token.content or any(v == replace_id(token, v.id) for v in by_id.values()):
+        if not token.content or present[replace_id(token, 0)] > 0:
             continue
         new_id = added_id.get(token.content, vocab.get(token.content))
         if new_id is None:
-            highest = max(added_id.values(), default=None)
             if highest is None:
                 new_id = vocab_size
             else:
                 new_id = highest + 1 if highest >= vocab_size or vocab_size == 0 else vocab_size
         added_id[token.content] = new_id
+        highest = new_id if highest is None else max(highest, new_id)
+        replaced = by_id.get(new_id)
+        if replaced is not None:
+            present[replace_id(replaced, 0)] -= 1
         by_id[new_id] = token
+        present[replace_id(token, 0)] += 1
         if token.content not in special_set:
             other_order.append(token)
     ordered = []

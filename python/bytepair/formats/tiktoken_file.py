@@ -17,10 +17,12 @@ whatever their name: Llama 3 ships its file as ``tokenizer.model``) both are fil
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from bytepair._arguments import check_id_range
 from bytepair._io import sha256_hex
 from bytepair.formats.builders import build
 from bytepair.formats.common import StrPath, encoding_name
@@ -28,7 +30,13 @@ from bytepair.formats.values import HasVocabulary, TiktokenFile, rank_vocabulary
 from bytepair.known import ENCODINGS
 from bytepair.patterns import resolve_pattern
 
-__all__ = ["known_encoding", "load_tiktoken", "parse_tiktoken", "tiktoken_bytes"]
+__all__ = [
+    "known_encoding",
+    "load_tiktoken",
+    "parse_tiktoken",
+    "tiktoken_bytes",
+    "with_line_numbers",
+]
 
 
 def known_encoding(data: bytes, stem: str = "") -> str | None:
@@ -86,6 +94,10 @@ def parse_tiktoken(
         pat_str = ENCODINGS[known].pat_str
     if special_tokens is None:
         special_tokens = ENCODINGS[known].special_tokens if known is not None else {}
+    try:
+        check_id_range({}, special_tokens)
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}") from None
     return TiktokenFile(
         data,
         name=name or known or encoding_name(path),
@@ -109,3 +121,37 @@ def tiktoken_bytes(enc: HasVocabulary) -> bytes:
         return vocabulary.tiktoken_file()
     except ValueError as err:
         raise ValueError(f"{enc.name}: {err}") from None
+
+
+# The core's errors about the ranks of a .tiktoken file name the ranks but not the lines (it
+# checks them after parsing): these find the ranks a message names.
+_RANKS_NAMED = (
+    re.compile(r"rank (\d+) is given to two tokens"),
+    re.compile(r"has two ranks: (\d+) and (\d+)"),
+    re.compile(r"ids run up to (\d+) "),
+    re.compile(r"rank (\d+) of token .* is too large"),
+)
+_MAX_LINES_NAMED = 4
+
+
+def with_line_numbers(data: bytes, message: str) -> str:
+    """``message`` (an error about the ranks of the tiktoken file ``data``) with the lines that
+    hold the ranks it names; unchanged when it names none or no line holds them.
+
+    >>> with_line_numbers(b"YQ== 0\\nYg== 1\\nYw== 1\\n", "rank 1 is given to two tokens: b, c")
+    'rank 1 is given to two tokens: b, c (lines 2, 3)'
+    """
+    if "line " in message:
+        return message
+    ranks = [
+        rank for pattern in _RANKS_NAMED for m in pattern.finditer(message) for rank in m.groups()
+    ]
+    offsets = sorted(
+        m.start()
+        for rank in dict.fromkeys(ranks)
+        for m in re.finditer(rb"(?m)[ \t]" + rank.encode() + rb"[ \t]*\r?$", data)
+    )[:_MAX_LINES_NAMED]
+    if not offsets:
+        return message
+    lines = [data.count(b"\n", 0, offset) + 1 for offset in offsets]
+    return f"{message} ({'line' if len(lines) == 1 else 'lines'} {', '.join(map(str, lines))})"

@@ -56,6 +56,7 @@ class HfEncoding(Encoding):
 
     _pipeline: HfPipeline
     _core: PairEncoder
+    _follows_tiktoken_rules = False  # another pre-tokenizer, pair merges
 
     @classmethod
     def _from_pipeline(
@@ -242,8 +243,11 @@ def build_hf_encoding(c: HfComponents) -> HfEncoding:
         check_byte_level(stages, "pre_tokenizer")
         check_decoder(decoder, "decoder")
         tokens, specials = assign_added_ids([t for t, _ in added], vocab)
+        first_id: dict[str, int] = {}
+        for t in tokens:
+            first_id.setdefault(t.content, t.id)
         for token, file_id in added:
-            given = next((t.id for t in tokens if t.content == token.content), file_id)
+            given = first_id.get(token.content, file_id)
             if given != file_id:
                 warnings.warn(
                     f"{source}: added token {token.content!r} has id {file_id} in the file, but "

@@ -25,6 +25,7 @@ With real vocabularies (found like :func:`bytepair.get_encoding`)::
 
 from __future__ import annotations
 
+from bytepair.report.page import html_page as html_page
 from bytepair.report.prices import ModelPrice as ModelPrice
 from bytepair.report.prices import PricesError as PricesError
 from bytepair.report.prices import PriceTable as PriceTable
@@ -36,7 +37,6 @@ from bytepair.report.prompts import PromptError as PromptError
 from bytepair.report.prompts import load_prompts as load_prompts
 from bytepair.report.render import MissingExtraError as MissingExtraError
 from bytepair.report.show import TokenPiece as TokenPiece
-from bytepair.report.show import html_page as html_page
 from bytepair.report.show import render_tokens as render_tokens
 from bytepair.report.show import show as show
 from bytepair.report.show import token_pieces as token_pieces

@@ -27,12 +27,15 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+import click
+
 from bytepair._optional import MissingExtraError, require
 from bytepair.report.results import ReportData as Report
 from bytepair.report.results import TokenizerStats
 
 __all__ = [
     "MissingExtraError",
+    "lengths_figure",
     "plot_lengths",
     "report_csv",
     "report_markdown",
@@ -58,10 +61,10 @@ def _ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def _money(value: float, currency: str) -> str:
+def money(value: float, currency: str) -> str:
     """An amount with cents, or three significant digits below one unit (small test runs).
 
-    >>> _money(1234.5, "USD"), _money(0.000158, "USD"), _money(0, "EUR"), _money(2, "CHF")
+    >>> money(1234.5, "USD"), money(0.000158, "USD"), money(0, "EUR"), money(2, "CHF")
     ('$1,234.50', '$0.000158', '€0', '2.00 CHF')
     """
     symbol = {"USD": "$", "EUR": "€", "GBP": "£"}.get(currency)
@@ -121,10 +124,10 @@ def _cost_rows(report: Report) -> list[list[str]]:
                     c.model,
                     stats.encoding,
                     f"{c.input_tokens:,}",
-                    _money(c.input_cost, c.currency),
+                    money(c.input_cost, c.currency),
                     f"{c.output_tokens:,}",
-                    _money(c.output_cost, c.currency),
-                    _money(c.total_cost, c.currency),
+                    money(c.output_cost, c.currency),
+                    money(c.total_cost, c.currency),
                 ]
             )
     return rows
@@ -172,20 +175,21 @@ def _align(rows: Sequence[Sequence[str]], header_bold: bool) -> list[str]:
         ]
         line = "  ".join(cells).rstrip()
         if n == 0 and header_bold:
-            line = f"\x1b[1m{line}\x1b[0m"
+            line = click.style(line, bold=True)
         lines.append(line)
     return lines
 
 
-def report_table(report: Report, *, color: bool = False) -> str:
-    """Aligned plain-text tables (bold headers with ``color=True``)."""
+def report_table(report: Report, *, color: bool = False, notes: bool = True) -> str:
+    """Aligned plain-text tables (bold headers with ``color=True``); ``notes=False`` leaves out
+    the notes about models without prices."""
     lines = _align([_header(report), *_stat_rows(report)], color)
     cost_rows = _cost_rows(report)
     if report.prices is not None:
         lines += ["", _cost_title(report)]
         if cost_rows:
             lines += _align([_COST_HEADER, *cost_rows], color)
-        lines += [f"note: {n}" for n in _notes(report)]
+        lines += [f"note: {n}" for n in _notes(report)] if notes else []
     return "\n".join(lines)
 
 
@@ -199,15 +203,16 @@ def _md_table(rows: Sequence[Sequence[str]], left: int = 1) -> list[str]:
     return out
 
 
-def report_markdown(report: Report) -> str:
-    """The statistics table, and the cost table when there are prices, in GitHub Markdown."""
+def report_markdown(report: Report, *, notes: bool = True) -> str:
+    """The statistics table, and the cost table when there are prices, in GitHub Markdown
+    (with the notes about models without prices unless ``notes=False``)."""
     lines = _md_table([_header(report), *_stat_rows(report)])
     if report.prices is not None:
         lines += ["", f"**{_cost_title(report)}**", ""]
         cost_rows = _cost_rows(report)
         if cost_rows:
             lines += _md_table([_COST_HEADER, *cost_rows], left=2)
-        lines += [f"- note: {n}" for n in _notes(report)]
+        lines += [f"- note: {n}" for n in _notes(report)] if notes else []
     return "\n".join(lines)
 
 
@@ -259,12 +264,28 @@ def _csv_value(value: Any) -> str:
     return str(value)
 
 
-def plot_lengths(report: Report, path: str | os.PathLike[str]) -> None:
-    """Write a picture of the distribution of tokens per prompt, one curve per tokenizer.
+# Lengths spanning more than this ratio (two decades) are drawn on a logarithmic axis: on a
+# linear one, whole files next to paragraphs squeeze the short prompts into the first bin.
+_LOG_SPAN = 100
+_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
+# Similar tokenizers give nearly the same curve: line styles tell them apart where they overlap.
+_LINESTYLES = ("-", "--", "-.", ":")
 
-    A step histogram per tokenizer on shared bins, with each median marked; the format comes
-    from the file's suffix (``.png``, ``.svg``, ``.pdf``). Needs matplotlib (the ``report``
-    extra). Uses no global pyplot state, so it is safe in servers and threads.
+
+def _bin_edges(low: int, high: int, log: bool) -> list[float]:
+    """About 50 bins: whole-token bins on a linear axis, equal ratios on a logarithmic one."""
+    if log:
+        start, stop = math.log10(max(low, 1) * 0.95), math.log10(high * 1.05)
+        n = 50
+        return [10 ** (start + (stop - start) * i / n) for i in range(n + 1)]
+    width = max(1, math.ceil((high - low + 1) / 50))
+    return [low - 0.5 + i * width for i in range((high - low) // width + 2)]
+
+
+def lengths_figure(report: Report) -> Any:
+    """The matplotlib ``Figure`` of :func:`plot_lengths` (its one Axes is ``figure.axes[0]``).
+
+    The length axis is logarithmic when the lengths span more than two decades.
     """
     require_extra("matplotlib", "plotting")
     figure_module = require_extra("matplotlib.figure", "plotting")
@@ -274,28 +295,51 @@ def plot_lengths(report: Report, path: str | os.PathLike[str]) -> None:
     ax = fig.add_subplot()
     all_counts = [c for s in report.tokenizers for c in s.counts]
     low, high = min(all_counts), max(all_counts)
-    # Whole-token bins (counts are integers), at most about 50 of them.
-    width = max(1, math.ceil((high - low + 1) / 50))
-    edges = [low - 0.5 + i * width for i in range((high - low) // width + 2)]
-    colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
+    log = high / max(low, 1) > _LOG_SPAN
+    edges = _bin_edges(low, high, log)
     for i, stats in enumerate(report.tokenizers):
-        color = colors[i % len(colors)]
+        color = _COLORS[i % len(_COLORS)]
+        linestyle = _LINESTYLES[i % len(_LINESTYLES)]
+        # An empty prompt (0 tokens) has no place on a log axis: it joins the first bin.
+        counts = [max(c, 1) for c in stats.counts] if log else list(stats.counts)
         ax.hist(
-            stats.counts,
+            counts,
             bins=edges,
             histtype="stepfilled",
-            facecolor=colors_module.to_rgba(color, 0.2),
+            facecolor=colors_module.to_rgba(color, 0.12),
             edgecolor=color,
+            linestyle=linestyle,
             linewidth=1.8,
-            label=f"{_column_title(stats)}: median {_number(stats.median)}, "
-            f"p95 {_number(stats.p95)}",
+            label=f"{_column_title(stats)}: median {_rounded(stats.median)}, "
+            f"p95 {_rounded(stats.p95)}",
         )
-        ax.axvline(stats.median, color=color, linestyle="--", linewidth=1)
+        ax.axvline(max(stats.median, 1) if log else stats.median, color=color, linestyle=":")
+    if log:
+        ax.set_xscale("log")
     ax.yaxis.set_major_locator(ticker.MaxNLocator(integer=True))
-    ax.set_xlabel("tokens per prompt")
+    ax.set_xlabel("tokens per prompt" + (" (log scale)" if log else ""))
     ax.set_ylabel("prompts")
     ax.set_title(f"Prompt lengths ({_prompts_title(report)})")
     ax.legend(fontsize="small")
+    return fig
+
+
+def _rounded(value: float | None) -> str:
+    """A length for the legend: whole tokens (``p95 309``, not ``308.65``)."""
+    return "-" if value is None else f"{round(value):,}"
+
+
+def plot_lengths(report: Report, path: str | os.PathLike[str]) -> None:
+    """Write a picture of the distribution of tokens per prompt, one curve per tokenizer.
+
+    A step histogram per tokenizer on shared bins (each in its own colour and line style, so
+    that similar tokenizers stay apart), with each median marked and the legend giving the
+    median and p95 in whole tokens; the length axis is logarithmic when the lengths span more
+    than two decades. The format comes from the file's suffix (``.png``, ``.svg``, ``.pdf``).
+    Needs matplotlib (the ``report`` extra). Uses no global pyplot state, so it is safe in
+    servers and threads.
+    """
+    fig = lengths_figure(report)
     try:
         fig.savefig(os.fspath(path))
     except ValueError as e:  # an unknown image format

@@ -106,13 +106,14 @@ class Report(ReportData):
     :meth:`plot`.
     """
 
-    def to_table(self, *, color: bool = False) -> str:
-        """Aligned plain-text tables: statistics side by side, then costs."""
-        return report_table(self, color=color)
+    def to_table(self, *, color: bool = False, notes: bool = True) -> str:
+        """Aligned plain-text tables: statistics side by side, then costs (and notes on models
+        without prices unless ``notes=False``)."""
+        return report_table(self, color=color, notes=notes)
 
-    def to_markdown(self) -> str:
+    def to_markdown(self, *, notes: bool = True) -> str:
         """The same tables in GitHub Markdown."""
-        return report_markdown(self)
+        return report_markdown(self, notes=notes)
 
     def to_csv(self) -> str:
         """One CSV row per tokenizer and priced model (statistics repeated on each)."""
