@@ -34,6 +34,7 @@ import importlib.util
 import statistics
 from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 from bench_encode import (
     CORPUS,
@@ -60,6 +61,12 @@ def load_build(path: str) -> ModuleType:
     return module
 
 
+def rank_encoder(module: ModuleType) -> Any:
+    """The build's tiktoken-model class: ``RankEncoder``, or ``CoreEncoding`` in builds made
+    before the two models had a class each (so that such a build can still be build A)."""
+    return getattr(module, "RankEncoder", None) or module.CoreEncoding
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("encoding", choices=["cl100k_base", "o200k_base"])
@@ -68,14 +75,14 @@ def main() -> None:
     parser.add_argument("b", help="path of build B's compiled module (.so)")
     parser.add_argument("--slices", type=int, default=9)
     parser.add_argument("--mb", type=float, default=0.8, help="MB of fresh text per slice")
-    parser.add_argument("--method", default="encode_ordinary", help="the CoreEncoding method")
+    parser.add_argument("--method", default="encode_ordinary", help="the RankEncoder method")
     parser.add_argument("--edge", help="a file of corpus/edge: the worst-case measure instead")
     args = parser.parse_args()
 
     spec = registry.ENCODINGS[args.encoding]
     data = vocab_path(args.encoding).read_bytes()
     encode = [
-        getattr(load_build(p).CoreEncoding.from_tiktoken(data, {}, spec.pat_str), args.method)
+        getattr(rank_encoder(load_build(p)).from_tiktoken(data, {}, spec.pat_str), args.method)
         for p in (args.a, args.b)
     ]
     if args.edge:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import doctest
 import gc
+import inspect
 import pickle
 import subprocess
 import sys
@@ -186,7 +188,7 @@ def test_core_special_sets() -> None:
     with pytest.raises(bytepair._core.DisallowedSpecial, match="end"):
         core.encode_batch(["ab", "<|end|>", "<|start|>"], 2, None, both)
     # Ids are per encoder: a set made by another one is refused, never used.
-    with pytest.raises(ValueError, match="another CoreEncoding"):
+    with pytest.raises(ValueError, match="another RankEncoder"):
         other._core.encode("ab", end)
     with pytest.raises(ValueError, match="not a special token"):
         core.special_set(["<|nope|>"])
@@ -277,10 +279,11 @@ def test_numpy_missing_is_an_import_error() -> None:
 
 
 # The ids a list returns are ints that one array per process holds, in id order, never freed
-# (`bindings/src/ints.rs`). Run in a new process, so that the array starts empty and grows
+# (`bindings/src/cpython/ints.rs`). Run in a new process, so that the array starts empty and grows
 # here: within the memory it has (65536 ids), then into new memory.
 SHARED_INTS = r"""
 import gc, pickle, sys, sysconfig
+import bytepair
 from bytepair import Encoding
 
 def encoding(n):
@@ -289,7 +292,11 @@ def encoding(n):
     ranks.update({f" t{i}".encode(): i for i in range(256, n)})
     return Encoding(f"v{n}", pat_str=r" ?\S+", mergeable_ranks=ranks, special_tokens={})
 
-shared = sys.implementation.name == "cpython" and not sysconfig.get_config_var("Py_GIL_DISABLED")
+shared = (
+    sys.implementation.name == "cpython"
+    and not sysconfig.get_config_var("Py_GIL_DISABLED")
+    and bytepair._core.CPYTHON_INTERNALS
+)
 kept = []
 for n in [300, 1000, 70_000, 200_000]:
     enc = encoding(n)
@@ -416,6 +423,10 @@ def test_batches_read_every_kind_of_string(threads: int) -> None:
 
 
 @pytest.mark.skipif(sys.implementation.name != "cpython", reason="CPython's str layout")
+@pytest.mark.skipif(
+    not bytepair._core.CPYTHON_INTERNALS,
+    reason="the portable build asks CPython for each text's UTF-8, as single calls do",
+)
 def test_batches_leave_no_utf8_copy_in_the_strings() -> None:
     # CPython keeps the UTF-8 of a non-ASCII str inside it once asked for it (a single call
     # asks); a batch converts on its own threads and leaves the strings as they were.
@@ -505,7 +516,10 @@ def test_surrogates_are_repaired_like_tiktoken(text: str) -> None:
 
 def test_encode_ordinary_is_the_compiled_method_unless_overridden() -> None:
     enc = toy()
-    assert enc.encode_ordinary == enc._core.encode_ordinary
+    # A compiled method of the class (no Python frame around the core's call).
+    assert type(enc.encode_ordinary).__name__ == "builtin_function_or_method"
+    method = inspect.getattr_static(bytepair.Encoding, "encode_ordinary")
+    assert type(method).__name__ == "method_descriptor"
     # The method documented on the class gives the same ids.
     text = "ab abc\ud800 <|end|>"
     assert bytepair.Encoding.encode_ordinary(enc, text) == enc.encode_ordinary(text)
@@ -555,6 +569,17 @@ def test_encode_and_count_with_defaults_are_compiled_and_pass_the_rest_on() -> N
     mine = Counting("c", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={})
     assert mine.count("ab") == -1
     assert mine.encode("ab") == [97, 98]
+
+
+@pytest.mark.parametrize("name", ["encode", "count", "encode_ordinary"])
+def test_compiled_methods_are_documented_with_working_examples(name: str) -> None:
+    # The compiled methods carry Encoding's documentation; its examples run as doctests do.
+    method = getattr(bytepair.Encoding, name)
+    assert inspect.signature(method).parameters["text"]
+    parser, runner = doctest.DocTestParser(), doctest.DocTestRunner()
+    test = parser.get_doctest(method.__doc__, {"Encoding": bytepair.Encoding}, name, None, 0)
+    result = runner.run(test)
+    assert result.attempted > 0 and result.failed == 0
 
 
 def test_an_encoding_with_compiled_calls_is_freed() -> None:

@@ -8,25 +8,21 @@
 //!   `("numeric", None, behavior, invert)`, `("punctuation", None, behavior, invert)`;
 //! - `("byte_level", gpt2_pattern_or_None, "", add_prefix_space)`.
 //!
-//! An added token arrives as `(content, pattern, id, special, single_word, lstrip, rstrip,
-//! normalized)`.
+//! Added tokens arrive typed (`added_token.rs`).
 
 use bytepair_core::formats::hf::{self, MergeList};
 use bytepair_core::merge::pair::MissingByte;
 use bytepair_core::pretokenize::pipeline::{Behavior, Matcher, Pipeline, Stage};
 use bytepair_core::vocab::added::AddedToken;
-use bytepair_core::{AnyEncoder as CoreEncoder, Error, Pretokenizer, Rank};
+use bytepair_core::{Error, PairEncoder, Pretokenizer, Rank};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use super::to_py_err;
+use crate::errors::to_py_err;
 
 /// One pipeline stage as Python describes it.
 pub type StageSpec = (String, Option<String>, String, bool);
-
-/// One added token as Python describes it.
-pub type AddedSpec = (String, String, Rank, bool, bool, bool, bool, bool);
 
 /// A token id and the two token byte strings it is merged from, if any.
 pub type DerivedMerge<'py> = (Rank, Option<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)>);
@@ -83,25 +79,6 @@ pub fn pipeline(stages: Vec<StageSpec>) -> PyResult<Pipeline> {
     Pipeline::new(out).map_err(to_py_err)
 }
 
-/// The added tokens, in the order given.
-pub fn added(tokens: Vec<AddedSpec>) -> Vec<AddedToken> {
-    tokens
-        .into_iter()
-        .map(
-            |(content, pattern, id, special, single_word, lstrip, rstrip, normalized)| AddedToken {
-                content,
-                pattern,
-                id,
-                special,
-                single_word,
-                lstrip,
-                rstrip,
-                normalized,
-            },
-        )
-        .collect()
-}
-
 /// Merges from a JSON list (`pairs`) or a merges file's bytes (`data`).
 pub fn merge_list(
     pairs: Option<Vec<(String, String)>>,
@@ -125,13 +102,12 @@ pub fn pair_encoder(
     unknown: Option<(Rank, bool)>,
     added: Vec<AddedToken>,
     pipeline: Pipeline,
-) -> Result<CoreEncoder, Error> {
+) -> Result<PairEncoder, Error> {
     let missing = match unknown {
         Some((id, fuse)) => MissingByte::Unknown { id, fuse },
         None => MissingByte::Drop,
     };
     bytepair_core::build::pair_encoder(&vocab, &merges, ignore_merges, missing, added, pipeline)
-        .map(CoreEncoder::Pair)
 }
 
 /// Split `text` with a pipeline (for tests against `tokenizers`' `pre_tokenize_str`).

@@ -1,13 +1,10 @@
 //! The texts of a batch call, readable by worker threads without the interpreter.
 //!
-//! Asking CPython for a `str`'s UTF-8 (`PyUnicode_AsUTF8AndSize`, what `&str` arguments do)
-//! converts a non-ASCII string on the calling thread, which holds the GIL, and keeps the copy
-//! inside the string for as long as it lives. For a batch of fresh English paragraphs that
-//! conversion was an eighth of a two-thread call (o200k, 400 KB per call), done by one thread
-//! while the others waited. So a batch borrows each string's own storage (one byte, two bytes or
-//! four bytes per character; ASCII is already UTF-8) and the thread that encodes a text converts
-//! it, into a buffer of its own. Training reads its texts the same way (converted on the calling
-//! thread, but with no copy left in the strings).
+//! Where the bindings read CPython's string storage (`cpython::str_storage`), a text is its
+//! characters as stored (one, two or four bytes each) and the thread that encodes it converts it
+//! to UTF-8, into a buffer of its own, instead of the calling thread converting every text while
+//! the others wait. Training reads its texts the same way (converted on the calling thread, but
+//! with no UTF-8 copy left inside the strings).
 
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -16,10 +13,14 @@ use pyo3::exceptions::PyUnicodeEncodeError;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-use crate::with_scratch;
+use bytepair_core::batch::with_scratch;
 
 /// One text of a batch: its characters as the string stores them.
 #[derive(Clone, Copy)]
+#[allow(
+    dead_code,
+    reason = "a build makes only the variants of its `cpython::str_storage`"
+)]
 pub enum BatchText<'a> {
     /// One byte per character: ASCII (then the bytes are UTF-8 already) or Latin-1.
     Bytes(&'a [u8]),
@@ -27,18 +28,14 @@ pub enum BatchText<'a> {
     Ucs2(&'a [u16]),
     /// Four bytes per character.
     Ucs4(&'a [u32]),
-    /// UTF-8 from CPython, where the storage cannot be read (PyPy, big-endian machines).
-    #[cfg_attr(
-        all(not(any(Py_LIMITED_API, PyPy, GraalPy)), target_endian = "little"),
-        allow(dead_code)
-    )]
+    /// UTF-8 from CPython, where the storage is not read (`cpython/portable_strings.rs`).
     Utf8(&'a str),
 }
 
 impl<'a> BatchText<'a> {
     /// Borrow `s`'s characters for as long as `s` is borrowed.
     pub fn of(s: &'a Bound<'_, PyString>) -> PyResult<Self> {
-        storage(s)
+        crate::cpython::str_storage(s)
     }
 
     /// The number of characters (of bytes, for UTF-8).
@@ -143,27 +140,4 @@ fn surrogate(text: BatchText<'_>, position: usize, unit: u32) -> PyErr {
         position + 1,
         format!("surrogates not allowed (U+{unit:04X})"),
     ))
-}
-
-/// The characters of `s` as CPython stores them.
-#[cfg(all(not(any(Py_LIMITED_API, PyPy, GraalPy)), target_endian = "little"))]
-#[allow(unsafe_code)]
-fn storage<'a>(s: &'a Bound<'_, PyString>) -> PyResult<BatchText<'a>> {
-    use pyo3::types::string::PyStringData;
-    // SAFETY: `data` reads the string's kind from a C bit field, which PyO3 decodes for
-    // little-endian targets (tested by PyO3 on x86_64; the test suite here checks every kind).
-    // The slices borrow `s`, which the caller keeps alive for the whole call; a `str`'s
-    // characters never change once it exists, so other threads may read them while this one
-    // has released the interpreter.
-    Ok(match unsafe { s.data() }? {
-        PyStringData::Ucs1(b) => BatchText::Bytes(b),
-        PyStringData::Ucs2(u) => BatchText::Ucs2(u),
-        PyStringData::Ucs4(u) => BatchText::Ucs4(u),
-    })
-}
-
-/// Elsewhere CPython converts, as for any `&str` argument.
-#[cfg(not(all(not(any(Py_LIMITED_API, PyPy, GraalPy)), target_endian = "little")))]
-fn storage<'a>(s: &'a Bound<'_, PyString>) -> PyResult<BatchText<'a>> {
-    Ok(BatchText::Utf8(s.to_str()?))
 }

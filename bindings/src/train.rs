@@ -19,7 +19,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 use rayon::ThreadPool;
 
-use super::to_py_err;
+use crate::errors::to_py_err;
 use crate::texts::BatchText;
 
 /// How long the GIL stays released between progress reports and signal checks.

@@ -16,8 +16,7 @@
 //!   (`cache`). By pair priority (Hugging Face's rule): [`merge::pair`];
 //! - [`encoder`]: one type per model, all implementing [`Encoder`]: [`RankEncoder`] (tiktoken)
 //!   and [`PairEncoder`] (Hugging Face: pair model, pipeline, added tokens), sharing the special
-//!   token search ([`encoder::SpecialMatcher`]). [`AnyEncoder`] is a temporary bridge for the
-//!   bindings;
+//!   token search ([`encoder::SpecialMatcher`]);
 //! - [`formats`]: parsing the vocabulary files worth parsing in Rust (tiktoken, GPT-2/HF merges)
 //!   into plain values;
 //! - [`build`]: encoders made from parsed values, and conversions between the two models;
@@ -45,7 +44,7 @@ mod test_data;
 pub mod train;
 pub mod vocab;
 
-pub use encoder::{AnyEncoder, Encoder, PairEncoder, RankEncoder};
+pub use encoder::{Encoder, PairEncoder, RankEncoder};
 pub use error::Error;
 pub use pretokenize::Pretokenizer;
 

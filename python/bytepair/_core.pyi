@@ -1,17 +1,22 @@
 """Type stubs for the compiled module ``bytepair._core`` (checked with ``mypy.stubtest``)."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from os import PathLike
-from typing import Any, final
+from typing import Any, Literal, final
 
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import Self, disjoint_base
 
 __all__ = [
-    "CoreEncoding",
-    "DefaultCalls",
+    "CPYTHON_INTERNALS",
+    "AddedToken",
     "DisallowedSpecial",
+    "Encoder",
+    "EncodingBase",
+    "PairEncoder",
     "PieceCounter",
+    "RankEncoder",
     "SpecialSet",
     "byte_map_table",
     "parse_tiktoken",
@@ -20,45 +25,23 @@ __all__ = [
     "split",
 ]
 
+CPYTHON_INTERNALS: bool
+"""Whether this build has the paths that rely on CPython's object layout (``cpython/``)."""
+
 class DisallowedSpecial(ValueError):
     """Text spells a special token that the call disallowed; ``args[0]`` is the token."""
 
 @final
 class SpecialSet:
-    """Special tokens of one ``CoreEncoding``, compiled for ``allowed`` and ``disallowed``."""
+    """Special tokens of one encoder, compiled for ``allowed`` and ``disallowed``."""
 
-@final
-class DefaultCalls:
-    """``Encoding.encode`` and ``Encoding.count`` of one encoding, compiled for the default
-    special-token arguments; any other call goes to the Python method given."""
+@disjoint_base
+class Encoder:
+    """A compiled encoder: the methods every tokenizer model's encoder shares."""
 
-    def __new__(
-        cls,
-        core: CoreEncoding,
-        allowed: SpecialSet | None,
-        disallowed: SpecialSet | None,
-        encode_method: Callable[..., Any],
-        count_method: Callable[..., Any],
-    ) -> DefaultCalls: ...
-    def encode(self, text: str, *args: Any, **kwargs: Any) -> Any: ...
-    def count(self, text: str, *args: Any, **kwargs: Any) -> Any: ...
-
-@final
-class CoreEncoding:
-    def __new__(
-        cls, mergeable_ranks: dict[bytes, int], special_tokens: dict[str, int], pattern: str
-    ) -> CoreEncoding: ...
-    @staticmethod
-    def from_tiktoken(
-        data: bytes, special_tokens: dict[str, int], pattern: str
-    ) -> CoreEncoding: ...
-    def mergeable_ranks(self) -> dict[bytes, int]: ...
-    @property
-    def scanner(self) -> str | None: ...
-    @property
-    def id_bound(self) -> int: ...
-    def encode_ordinary(self, text: str) -> list[int]: ...
     def special_set(self, names: list[str]) -> SpecialSet: ...
+    def find_special(self, text: str, names: list[str]) -> tuple[int, int, str] | None: ...
+    def encode_ordinary(self, text: str) -> list[int]: ...
     def encode(
         self, text: str, allowed: SpecialSet | None = None, disallowed: SpecialSet | None = None
     ) -> list[int]: ...
@@ -84,55 +67,109 @@ class CoreEncoding:
         allowed: SpecialSet | None = None,
         disallowed: SpecialSet | None = None,
     ) -> list[int]: ...
-    def find_special(self, text: str, names: list[str]) -> tuple[int, int, str] | None: ...
     def encode_bytes(self, data: bytes) -> list[int]: ...
     def encode_single_token(self, token: bytes) -> int: ...
     def decode_bytes(self, ids: list[int]) -> bytes: ...
     def decode_single_token_bytes(self, id: int) -> bytes: ...
     def decode_tokens_bytes(self, ids: list[int]) -> list[bytes]: ...
     def token_byte_values(self) -> list[bytes]: ...
-    # Hugging Face files (bindings/src/formats.rs describes the stage and added-token tuples).
+    def mergeable_ranks(self) -> dict[bytes, int]: ...
+    @property
+    def scanner(self) -> str | None: ...
+    @property
+    def id_bound(self) -> int: ...
+    def rank_equivalence(self) -> str | None: ...
+    def to_tiktoken(self) -> bytes: ...
+    def derive_merges(self) -> list[tuple[int, tuple[bytes, bytes] | None]]: ...
+
+@final
+class RankEncoder(Encoder):
+    """tiktoken's model: ranks are ids, the lowest-ranked pair merges first."""
+
+    def __new__(
+        cls, mergeable_ranks: dict[bytes, int], special_tokens: dict[str, int], pattern: str
+    ) -> RankEncoder: ...
     @staticmethod
-    def from_hf(
-        vocab: dict[str, int],
-        stages: list[tuple[str, str | None, str, bool]],
-        added: list[tuple[str, str, int, bool, bool, bool, bool, bool]],
-        merges: list[tuple[str, str]] | None = None,
-        merges_data: bytes | None = None,
-        ignore_merges: bool = False,
-        unknown: tuple[int, bool] | None = None,
-    ) -> CoreEncoding: ...
+    def from_tiktoken(data: bytes, special_tokens: dict[str, int], pattern: str) -> RankEncoder: ...
     @staticmethod
     def from_gpt2(
         encoder: dict[str, int],
         merges_data: bytes,
         pattern: str,
         special_tokens: dict[str, int] | None = None,
-    ) -> tuple[CoreEncoding, dict[str, int]]: ...
-    @property
-    def is_pair_mode(self) -> bool: ...
-    def encode_hf(
-        self,
-        text: str,
-        allowed: SpecialSet | None = None,
-        disallowed: SpecialSet | None = None,
-        first_pass: bool = True,
-    ) -> list[int]: ...
-    def encode_hf_batch(
-        self,
-        texts: list[str],
-        num_threads: int,
-        allowed: SpecialSet | None = None,
-        disallowed: SpecialSet | None = None,
-    ) -> list[list[int]]: ...
+    ) -> tuple[RankEncoder, dict[str, int]]: ...
+
+@final
+class AddedToken:
+    """An added token of a Hugging Face tokenizer, as ``PairEncoder`` takes it."""
+
+    def __new__(
+        cls,
+        content: str,
+        id: int,
+        *,
+        special: bool,
+        pattern: str | None = None,
+        single_word: bool = False,
+        lstrip: bool = False,
+        rstrip: bool = False,
+        normalized: bool = False,
+    ) -> AddedToken: ...
+
+@final
+class PairEncoder(Encoder):
+    """The Hugging Face model: merges in a merge list's order, after added tokens and a
+    pre-tokenizer pipeline (``bindings/src/formats.rs`` describes the stage tuples)."""
+
+    def __new__(
+        cls,
+        vocab: dict[str, int],
+        stages: list[tuple[str, str | None, str, bool]],
+        added: list[AddedToken],
+        merges: list[tuple[str, str]] | None = None,
+        merges_data: bytes | None = None,
+        ignore_merges: bool = False,
+        unknown: tuple[int, bool] | None = None,
+    ) -> PairEncoder: ...
+    def encode_normalized(self, text: str, allowed: SpecialSet | None = None) -> list[int]: ...
     def split_added(
         self, text: str, allowed: SpecialSet | None = None, disallowed: SpecialSet | None = None
     ) -> list[str | int]: ...
-    def to_tiktoken(self) -> bytes: ...
-    def rank_equivalence(self) -> str | None: ...
-    def derive_merges(self) -> list[tuple[int, tuple[bytes, bytes] | None]]: ...
-    def pair_merges(self) -> list[tuple[int, int, int]] | None: ...
-    def pair_vocab(self) -> list[tuple[int, bytes, bool]] | None: ...
+    def pair_merges(self) -> list[tuple[int, int, int]]: ...
+    def pair_vocab(self) -> list[tuple[int, bytes, bool]]: ...
+
+@disjoint_base
+class EncodingBase:
+    """The compiled base class of ``bytepair.Encoding``: ``encode``, ``count`` and
+    ``encode_ordinary`` answer the call with default arguments in one compiled call and pass any
+    other to the subclass's ``_encode_general``, ``_count_general`` or
+    ``_encode_ordinary_general``."""
+
+    def __new__(cls, *_args: Any, **_kwargs: Any) -> Self: ...
+    def _set_compiled_calls(
+        self,
+        encoder: Encoder,
+        *,
+        ordinary: bool,
+        default_specials: tuple[SpecialSet | None, SpecialSet | None] | None,
+    ) -> None: ...
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | Collection[str] = ...,
+        disallowed_special: Literal["all"] | Collection[str] = ...,
+        add_special_tokens: bool = ...,
+    ) -> list[int]: ...
+    def count(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | Collection[str] = ...,
+        disallowed_special: Literal["all"] | Collection[str] = ...,
+        add_special_tokens: bool = ...,
+    ) -> int: ...
+    def encode_ordinary(self, text: str) -> list[int]: ...
 
 @final
 class PieceCounter:

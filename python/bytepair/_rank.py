@@ -26,7 +26,7 @@ def _build_from_tiktoken_file(parsed: TiktokenFile) -> Encoding:
 
 def _build_from_gpt2_files(parsed: Gpt2Files) -> Encoding:
     try:
-        core, specials = _core.CoreEncoding.from_gpt2(
+        core, specials = _core.RankEncoder.from_gpt2(
             dict(parsed.encoder),
             parsed.merges_data,
             parsed.pat_str,

@@ -40,7 +40,7 @@ class TiktokenApi:
     _follows_tiktoken_rules = True
 
     if TYPE_CHECKING:
-        _core: _core.CoreEncoding
+        _core: _core.Encoder
         _pat_str: str
         _special_tokens: dict[str, int]
         _special_rules: SpecialTokenRules

@@ -19,7 +19,7 @@ class Decoding:
     """Decoding and the vocabulary's special tokens, given the compiled encoder ``_core`` and
     ``_special_tokens`` (set by the encoding)."""
 
-    _core: _core.CoreEncoding
+    _core: _core.Encoder
     _special_tokens: dict[str, int]
 
     def decode_bytes(self, tokens: Sequence[int]) -> bytes:

@@ -2,8 +2,9 @@
 
 This class owns what users see: special-token rules and their error messages, ``errors=`` on
 decode, the repair of strings with lone surrogates, numpy output. The compiled encoder
-(``bytepair._core.CoreEncoding``) does the pre-tokenizing, merging and decoding with the GIL
-released, so one ``Encoding`` can be shared by many threads.
+(``bytepair._core.RankEncoder``) does the pre-tokenizing, merging and decoding with the GIL
+released, so one ``Encoding`` can be shared by many threads. ``encode``, ``count`` and
+``encode_ordinary`` are compiled methods of the base class ``bytepair._core.EncodingBase``.
 
 ``Encoding`` is the rank model (tiktoken's rule: ids are merge ranks). Other models subclass it
 and override the encode methods (the Hugging Face pipeline: :class:`bytepair.hf.HfEncoding`);
@@ -58,7 +59,7 @@ _R = TypeVar("_R")
 _CoreCall = Callable[[_T, _core.SpecialSet | None, _core.SpecialSet | None], _R]
 
 
-class Encoding(Decoding, TiktokenApi):
+class Encoding(Decoding, TiktokenApi, _core.EncodingBase):
     """A byte-level BPE encoding with tiktoken's interface and ids.
 
     >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256, b"abc": 257}
@@ -88,7 +89,7 @@ class Encoding(Decoding, TiktokenApi):
             check_explicit_n_vocab(explicit_n_vocab, ranks, specials)
         try:
             check_id_range(ranks, specials)
-            core = _core.CoreEncoding(ranks, specials, pat_str)
+            core = _core.RankEncoder(ranks, specials, pat_str)
         except ValueError as e:
             raise ValueError(f"cannot build encoding {name!r}: {e}") from None
         self._init_from_core(name, pat_str, core, specials, ranks)
@@ -97,7 +98,7 @@ class Encoding(Decoding, TiktokenApi):
         self,
         name: str,
         pat_str: str,
-        core: _core.CoreEncoding,
+        core: _core.Encoder,
         special_tokens: dict[str, int],
         mergeable_ranks: dict[bytes, int] | None = None,
     ) -> None:
@@ -112,33 +113,17 @@ class Encoding(Decoding, TiktokenApi):
         self._install_compiled_calls()
 
     def _install_compiled_calls(self) -> None:
-        """Let the calls with default arguments go straight to compiled code.
-
-        The one place that patches the instance: ``encode_ordinary`` becomes the core's method
-        (it is all of encode_ordinary, lone surrogates included), and ``encode`` and ``count``
-        with default arguments become one compiled call each (``_core.DefaultCalls``; any other
-        call goes on to the method here, bound to this encoding: a cycle the collector breaks).
-        The Python frame around such a call is a large share of the time of a short prompt.
-        Not where a subclass overrides the method (another model, or a user's subclass).
+        """Say what the compiled ``encode_ordinary``, ``encode`` and ``count`` (methods of
+        ``_core.EncodingBase``) may answer themselves, with no Python frame: the core's
+        ``encode_ordinary`` is all of encode_ordinary (lone surrogates included), and ``encode``
+        and ``count`` with default arguments are one core call each. Any other call goes to the
+        ``_general`` method here; a subclass that overrides a method is not affected.
         """
-        core = self._core
         allowed, disallowed, searched_in_python = self._special_rules.default
         # What `encode` and `count` with default arguments pass straight to the core (None when
         # Python must look for strings in the text itself).
         self._core_defaults = None if searched_in_python else (allowed, disallowed)
-        if type(self).encode_ordinary is Encoding.encode_ordinary:
-            self.__dict__["encode_ordinary"] = core.encode_ordinary
-        if self._core_defaults is not None:
-            calls = _core.DefaultCalls(
-                core,
-                allowed,
-                disallowed,
-                Encoding.encode.__get__(self),
-                Encoding.count.__get__(self),
-            )
-            for name in ("encode", "count"):
-                if getattr(type(self), name) is getattr(Encoding, name):
-                    self.__dict__[name] = getattr(calls, name)
+        self._set_compiled_calls(self._core, ordinary=True, default_specials=self._core_defaults)
 
     @classmethod
     def from_tiktoken_file(
@@ -167,7 +152,7 @@ class Encoding(Decoding, TiktokenApi):
 
     @classmethod
     def _from_core(
-        cls, name: str, pat_str: str, core: _core.CoreEncoding, special_tokens: Mapping[str, int]
+        cls, name: str, pat_str: str, core: _core.Encoder, special_tokens: Mapping[str, int]
     ) -> Encoding:
         self = cls.__new__(cls)
         self._init_from_core(name, pat_str, core, dict(special_tokens))
@@ -366,7 +351,7 @@ class Encoding(Decoding, TiktokenApi):
     ) -> Encoding:
         try:
             check_id_range({}, special_tokens)
-            core = _core.CoreEncoding.from_tiktoken(data, special_tokens, pat_str)
+            core = _core.RankEncoder.from_tiktoken(data, special_tokens, pat_str)
         except ValueError as e:
             raise ValueError(f"{source}: {with_line_numbers(data, str(e))}") from None
         self = cls.__new__(cls)
@@ -386,19 +371,12 @@ class Encoding(Decoding, TiktokenApi):
 
     # ---- encoding -------------------------------------------------------------------------
 
-    def encode_ordinary(self, text: str) -> list[int]:
-        """Encode ``text`` ignoring special tokens (special-looking text is ordinary text).
+    # encode_ordinary, encode and count are the compiled methods of _core.EncodingBase (their
+    # documentation is there): each answers the call with default arguments itself and passes
+    # every other call to its _general method here.
 
-        >>> ranks = {bytes([b]): b for b in range(256)}
-        >>> enc = Encoding("bytes", pat_str=r".", mergeable_ranks=ranks, special_tokens={})
-        >>> enc.encode_ordinary("hi")
-        [104, 105]
-
-        For an encoding read from Hugging Face files, "ordinary" means what ``tokenizers`` does
-        with ``encode_special_tokens = True`` and ``add_special_tokens=False``: special added tokens
-        are text, non-special added tokens (part of the vocabulary) are still recognised.
-        """
-        # (Instances call the compiled method directly: see _install_compiled_calls.)
+    def _encode_ordinary_general(self, text: str) -> list[int]:
+        """:meth:`encode_ordinary` where the compiled method does not answer it."""
         return self._core.encode_ordinary(text)
 
     # Every encode and count with special-token arguments goes through _special_rules (what
@@ -456,7 +434,7 @@ class Encoding(Decoding, TiktokenApi):
         except _core.DisallowedSpecial as e:
             raise disallowed_special_error(str(e.args[0])) from None
 
-    def encode(
+    def _encode_general(
         self,
         text: str,
         *,
@@ -464,38 +442,7 @@ class Encoding(Decoding, TiktokenApi):
         disallowed_special: Literal["all"] | Collection[str] = DISALLOWED_DEFAULT,
         add_special_tokens: bool = True,
     ) -> list[int]:
-        """Encode ``text``; special tokens follow tiktoken's rules.
-
-        By default any text that spells a special token raises ``ValueError`` (it may be an
-        injection attempt); allow it with ``allowed_special={...}`` or ``"all"``, or encode it
-        as plain text with ``disallowed_special=()``.
-
-        >>> ranks = {bytes([b]): b for b in range(256)}
-        >>> enc = Encoding("t", pat_str=r".", mergeable_ranks=ranks, special_tokens={"<s>": 256})
-        >>> enc.encode("a<s>", allowed_special={"<s>"})
-        [97, 256]
-        >>> enc.encode("a<s>", disallowed_special=())
-        [97, 60, 115, 62]
-
-        An encoding read from Hugging Face files follows the same rules for its special added
-        tokens (``allowed_special="all"`` gives the ids of ``tokenizers.Tokenizer.encode``); its
-        non-special added tokens are vocabulary, recognised always. Its post-processor adds the
-        model's tokens (``<s>`` ... ``</s>``) unless ``add_special_tokens=False``; this does
-        nothing for tiktoken files, which have no post-processor.
-        """
-        defaults = self._core_defaults
-        if (
-            defaults is not None
-            and allowed_special is ALLOWED_DEFAULT
-            and disallowed_special is DISALLOWED_DEFAULT
-        ):
-            # The common call in one step (try costs nothing; a context manager, or `*defaults`,
-            # would cost more than the call). `_run` below repeats it only to repair the text or
-            # word the error.
-            try:
-                return self._core.encode(text, defaults[0], defaults[1])
-            except (UnicodeEncodeError, _core.DisallowedSpecial):
-                pass
+        """:meth:`encode` where the compiled method does not answer it."""
         return self._run(self._core.encode, text, allowed_special, disallowed_special)
 
     def encode_to_numpy(
@@ -560,7 +507,7 @@ class Encoding(Decoding, TiktokenApi):
             disallowed_special,
         )
 
-    def count(
+    def _count_general(
         self,
         text: str,
         *,
@@ -568,24 +515,7 @@ class Encoding(Decoding, TiktokenApi):
         disallowed_special: Literal["all"] | Collection[str] = DISALLOWED_DEFAULT,
         add_special_tokens: bool = True,
     ) -> int:
-        """The number of tokens :meth:`encode` would return, without building the list.
-
-        >>> enc = Encoding("b", pat_str=r".", mergeable_ranks={bytes([b]): b for b in range(256)},
-        ...                special_tokens={})
-        >>> enc.count("héllo")
-        6
-        """
-        defaults = self._core_defaults
-        if (
-            defaults is not None
-            and allowed_special is ALLOWED_DEFAULT
-            and disallowed_special is DISALLOWED_DEFAULT
-        ):
-            # As in `encode`: one step for the common call.
-            try:
-                return self._core.count(text, defaults[0], defaults[1])
-            except (UnicodeEncodeError, _core.DisallowedSpecial):
-                pass
+        """:meth:`count` where the compiled method does not answer it."""
         return self._run(self._core.count, text, allowed_special, disallowed_special)
 
     def count_batch(

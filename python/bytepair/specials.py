@@ -35,7 +35,7 @@ class SpecialTokenRules:
     """tiktoken's special-token rules for one encoding: what ``allowed_special`` and
     ``disallowed_special`` mean, compiled for the core once per distinct pair of arguments."""
 
-    def __init__(self, core: _core.CoreEncoding, special_tokens: Collection[str]) -> None:
+    def __init__(self, core: _core.Encoder, special_tokens: Collection[str]) -> None:
         self._core = core
         self._special_set = frozenset(special_tokens)
         self._special_list = sorted(self._special_set)

@@ -6,9 +6,7 @@
 //!   pre-tokenizer pipeline and added tokens.
 //!
 //! What they share is in the trait's provided methods and in [`SpecialMatcher`]
-//! (`special.rs`), the search for special tokens in text. [`AnyEncoder`] (`either.rs`) is a
-//! temporary bridge for the bindings, which still hold one encoder of either model.
-//! An encoder is immutable once built, so one instance is shared freely between threads.
+//! (`special.rs`), the search for special tokens in text. An encoder is immutable once built, so one instance is shared freely between threads.
 
 use rustc_hash::FxHashMap;
 
@@ -17,7 +15,6 @@ use crate::vocab::RankMap;
 use crate::vocab::by_id::TokenBytes;
 use crate::{Error, Rank};
 
-mod either;
 mod pair;
 mod rank;
 mod special;
@@ -26,7 +23,6 @@ mod tests;
 
 pub use crate::vocab::by_id::check_id_space;
 pub use crate::vocab::pair_vocab::{AddedEntry, PairVocabulary};
-pub use either::AnyEncoder;
 pub use pair::PairEncoder;
 pub use rank::RankEncoder;
 pub use special::SpecialMatcher;

@@ -186,11 +186,6 @@ impl PairEncoder {
         &self.model
     }
 
-    /// The pre-tokenizer pipeline.
-    pub fn pipeline(&self) -> &Pipeline {
-        &self.pipeline
-    }
-
     /// The model vocabulary: `(id, written in the GPT-2 byte alphabet)`, in input order.
     pub fn model_vocab(&self) -> &[(Rank, bool)] {
         &self.vocab

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from bytepair import _core, patterns
 from bytepair._arguments import DEFAULT_THREADS, batch_texts, checked_threads
+from bytepair._core import PairEncoder
 from bytepair.encoding import Encoding, _CoreCall
 from bytepair.formats.builders import register_builder
 from bytepair.formats.hf_json import parse_tokenizer_json, tokenizer_json
@@ -54,6 +55,7 @@ class HfEncoding(Encoding):
     """
 
     _pipeline: HfPipeline
+    _core: PairEncoder
     _follows_tiktoken_rules = False  # another pre-tokenizer, pair merges
 
     @classmethod
@@ -61,7 +63,7 @@ class HfEncoding(Encoding):
         cls,
         name: str,
         pat_str: str,
-        core: _core.CoreEncoding,
+        core: PairEncoder,
         special_tokens: dict[str, int],
         pipeline: HfPipeline,
     ) -> HfEncoding:
@@ -174,20 +176,18 @@ class HfEncoding(Encoding):
         )
 
     def to_tiktoken(self) -> Any:
-        if self._core.is_pair_mode:
-            raise ValueError(
-                f"{self.name!r} merges by pair priority (a Hugging Face file); tiktoken's rank "
-                "rule would give different ids. Use to_hf() instead."
-            )
-        return super().to_tiktoken()
+        raise ValueError(
+            f"{self.name!r} merges by pair priority (a Hugging Face file); tiktoken's rank "
+            "rule would give different ids. Use to_hf() instead."
+        )
 
     def vocabulary(self) -> PairVocabulary:
         core = self._core
         return PairVocabulary(
             name=self.name,
             components=self._pipeline.config,
-            vocab=lambda: core.pair_vocab() or [],
-            merges=lambda: core.pair_merges() or [],
+            vocab=core.pair_vocab,
+            merges=core.pair_merges,
             as_ranks=self._rank_vocabulary(),
             rank_problem=self._rank_problem,
         )
@@ -261,26 +261,26 @@ def build_hf_encoding(c: HfComponents) -> HfEncoding:
     except ValueError as err:
         raise ValueError(f"{source}: {err}") from None
 
-    added_specs = [
-        (
+    core_added = [
+        _core.AddedToken(
             t.content,
-            normalize(t.content) if (t.normalized and normalize is not None) else t.content,
             t.id,
-            t.special,
-            t.single_word,
-            t.lstrip,
-            t.rstrip,
-            t.normalized,
+            special=t.special,
+            pattern=normalize(t.content) if (t.normalized and normalize is not None) else None,
+            single_word=t.single_word,
+            lstrip=t.lstrip,
+            rstrip=t.rstrip,
+            normalized=t.normalized,
         )
         for t in tokens
     ]
     unk = options.get("unk_token")
     unknown = (vocab[unk], bool(options.get("fuse_unk"))) if isinstance(unk, str) else None
     try:
-        core = _core.CoreEncoding.from_hf(
+        core = _core.PairEncoder(
             vocab,
             stages,
-            added_specs,
+            core_added,
             merges=None if c.merges is None else list(c.merges),
             merges_data=c.merges_data,
             ignore_merges=bool(options.get("ignore_merges")),

@@ -1,7 +1,8 @@
 """What an encoding read from Hugging Face files does around the core, for each text.
 
 This module and :mod:`bytepair.hf.encoding` are the only places that call the core's Hugging
-Face entry points (``from_hf``, ``encode_hf``, ``encode_hf_batch``, ``split_added``).
+Face entry points (``PairEncoder``: ``encode``, ``encode_normalized``, ``encode_batch``,
+``split_added``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ class HfPipeline:
 
     def encode(
         self,
-        core: _core.CoreEncoding,
+        core: _core.PairEncoder,
         text: str,
         allowed: _core.SpecialSet | None,
         disallowed: _core.SpecialSet | None,
@@ -43,7 +44,7 @@ class HfPipeline:
         ``allowed``), the normalizer between them, the core, then the post-processor's ids if
         asked. ``_core.DisallowedSpecial`` if ``text`` spells a token of ``disallowed``."""
         if self.normalizer is None:
-            ids = core.encode_hf(text, allowed, disallowed)
+            ids = core.encode(text, allowed, disallowed)
         else:
             ids = []
             normalize = self.normalizer
@@ -51,7 +52,7 @@ class HfPipeline:
                 if isinstance(part, int):
                     ids.append(part)
                 else:
-                    ids.extend(core.encode_hf(normalize(part), allowed, first_pass=False))
+                    ids.extend(core.encode_normalized(normalize(part), allowed))
         if add_special_tokens and (self.prefix or self.suffix):
             return [*self.prefix, *ids, *self.suffix]
         return ids
@@ -63,7 +64,7 @@ class HfPipeline:
 
     def encode_batch(
         self,
-        core: _core.CoreEncoding,
+        core: _core.PairEncoder,
         texts: list[str],
         num_threads: int,
         allowed: _core.SpecialSet | None,
@@ -74,7 +75,7 @@ class HfPipeline:
         normalizer needs Python between the core's steps."""
         if self.needs_python:
             return [self.encode(core, t, allowed, disallowed, add_special_tokens) for t in texts]
-        batch = core.encode_hf_batch(texts, num_threads, allowed, disallowed)
+        batch = core.encode_batch(texts, num_threads, allowed, disallowed)
         if add_special_tokens and (self.prefix or self.suffix):
             return [[*self.prefix, *ids, *self.suffix] for ids in batch]
         return batch

@@ -1,35 +1,29 @@
-//! The Python ints that returned id lists hold: one per id, laid out by id, made once per process.
+//! Id lists whose ints are shared: one int per id, laid out by id, made once per process.
 //!
 //! A list of ids holds a reference to an int per id. Making an int per id (tiktoken does) costs
-//! an allocation now and a free later; sharing one int per id costs only a reference count. The
-//! shared ints used to be found through a table of pointers indexed by id (1.6 MB for o200k, a
-//! rarely used id on a cache line of its own) and then read: two loads, the second waiting for
-//! the first, on ids whose lines are mostly not in cache. A build that put one constant int in
-//! every list showed what they cost: 15% of `encode_ordinary`'s time on fresh English (o200k).
-//! Here the ints sit in one array, 32 bytes apart, so an id's int is at an address computed from
-//! the id: the one load left is the int itself, which can be asked for before it is needed.
-//! `encode_ordinary` of fresh paragraphs took 0.90-0.94 of the time on o200k English, 0.95-0.96
-//! on multilingual text, 0.94 on code and 0.92 on cl100k English (`benchmarks/ab_builds.py`,
-//! three or four runs in each order). Ints in id order spread over 6 MB for o200k, where ints
-//! made in the order text first used them sat together; with the pointer table that layout had
-//! taken twice the time per id, but then each int was found only after its pointer.
+//! an allocation now and a free later; sharing one int per id costs only a reference count.
+//! The shared ints sit in one array, 32 bytes apart, so that an id's int is at an address
+//! computed from the id: the one load left is the int itself, which can be asked for before it
+//! is needed (a table of pointers by id made each int wait for its pointer's load first).
 //!
 //! Each int is a byte copy of an int that CPython made (`PyLong_FromLong`): `int.__sizeof__()`
 //! bytes, whose only pointer is to the static `int` type. None is ever freed: before Python 3.12
 //! a copy's reference count starts at 2^60, which nothing can count down to zero; from 3.12 on
 //! it is the count of the small int 1, which CPython makes immortal, so that references to a copy
 //! write nothing. Every copy is checked when made (exactly an `int`, of the right value); if one
-//! fails, or where objects cannot be copied like this (PyPy, GraalPy, the free-threaded build,
-//! the limited API, reference-tracing debug builds), ids get a new int each, as tiktoken's do.
-//! Ids up to 256 are CPython's own small ints, as `int(...)` gives them: their slots hold a
-//! pointer to them (a reference the array keeps), so that a small id's int comes from one load of
-//! its slot instead of a call. Small ids are common (single bytes: punctuation, digits, the
-//! letters of hex strings): a file of hex and base64 blobs took 0.95 of the time, English text
-//! the same time as with `PyLong_FromLong` for them.
+//! fails, ids get a new int each, as tiktoken's do. (Where objects cannot be copied like this,
+//! `cpython/mod.rs` builds the portable path instead.) Ids up to 256 are CPython's own small
+//! ints, as `int(...)` gives them: their slots hold a pointer to them (a reference the array
+//! keeps), so that a small id's int comes from one load of its slot instead of a call; small ids
+//! are common (single bytes: punctuation, digits, hex strings).
 
-use pyo3::prelude::*;
+use std::sync::OnceLock;
 
 use bytepair_core::Rank;
+use pyo3::exceptions::PyMemoryError;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::PyList;
 
 /// Bytes between two ints of the array: at least an int of one 30-bit digit (28 bytes on 64-bit
 /// CPython 3.10-3.14), and a power of two, so that no int straddles two cache lines.
@@ -41,10 +35,101 @@ const MAX_IDS: usize = 1 << 20;
 /// CPython keeps one int for each value below this; those are returned as they are.
 const SMALL_INTS: usize = 257;
 
+/// How many ids ahead [`IdLists::list`] asks for an id's int, the first ones before the list is
+/// allocated: far enough ahead that the int is in cache when the list needs it, near enough
+/// that it is still there (`docs/performance.md` has the distances tried).
+const INT_PREFETCH_DISTANCE: usize = 64;
+
+/// Makes the lists of ids of one encoder, from the process's shared ints once a list needs them.
+pub struct IdLists {
+    ints: OnceLock<&'static IdInts>,
+}
+
+impl IdLists {
+    pub const fn new() -> Self {
+        IdLists {
+            ints: OnceLock::new(),
+        }
+    }
+
+    /// `ids` as a Python list of ints; `id_bound` is one more than the encoder's highest id.
+    pub fn list<'py>(
+        &self,
+        py: Python<'py>,
+        ids: &[Rank],
+        id_bound: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let ints = match self.ints.get() {
+            Some(ints) => *ints,
+            None => match IdInts::for_ids(py, id_bound) {
+                Some(ints) => *self.ints.get_or_init(|| ints),
+                None => return list_of(py, ids.len(), |i| new_int(py, ids[i])),
+            },
+        };
+        // Fresh text uses ints that are not in cache. Their addresses need no load, so the
+        // first ones are asked for before the list is allocated (all of them, for most
+        // paragraphs), and each later one as far ahead.
+        for &id in ids.iter().take(INT_PREFETCH_DISTANCE) {
+            ints.prefetch(id);
+        }
+        list_of(py, ids.len(), |i| {
+            if let Some(&ahead) = ids.get(i + INT_PREFETCH_DISTANCE) {
+                ints.prefetch(ahead);
+            }
+            ints.get(py, ids[i])
+        })
+    }
+}
+
+/// A list of `len` items, item `i` being `item(i)`. `PyList::new` fills a list through a
+/// `dyn Iterator`, a call per item that cost a returned id more than the rest of making it.
+#[allow(unsafe_code)]
+#[inline(always)]
+fn list_of<'py>(
+    py: Python<'py>,
+    len: usize,
+    mut item: impl FnMut(usize) -> Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyList>> {
+    let size = isize::try_from(len).map_err(|_| PyMemoryError::new_err("too many ids"))?;
+    // SAFETY: `PyList_New` needs the interpreter (`py`) and returns a new reference, or null
+    // with an exception set, which `from_owned_ptr_or_err` turns into the error. Its places are
+    // null until set; each `i < len` is set once, handing the reference over to the list. If
+    // `item` unwinds, the list is freed with places still null, which freeing allows.
+    unsafe {
+        let list = Bound::from_owned_ptr_or_err(py, ffi::PyList_New(size))?;
+        for i in 0..len {
+            ffi::PyList_SET_ITEM(list.as_ptr(), i as isize, item(i).into_ptr());
+        }
+        Ok(list.cast_into_unchecked())
+    }
+}
+
+/// A new int for `id` (CPython's own for ids up to 256), for ids no shared int covers. Kept out
+/// of line, so that the loops that make lists stay small.
+#[inline(never)]
+fn new_int(py: Python<'_>, id: Rank) -> Bound<'_, PyAny> {
+    id.into_pyobject(py)
+        .map_or_else(|e| match e {}, Bound::into_any)
+}
+
+/// Ask the CPU to bring the cache line at `address` in; a hint that never faults.
+#[inline(always)]
+#[allow(unsafe_code)]
+fn prefetch<T>(address: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing and cannot fault, whatever the address; its only
+    // requirement is SSE, which every x86_64 CPU has.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(address.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = address;
+}
+
 /// The ints of the ids below `len`, at `base + id * STRIDE` (for ids from [`SMALL_INTS`] on;
 /// below, a pointer to the int is there). Never freed: the ints live as long as the process,
 /// whatever holds them.
-pub struct IdInts {
+struct IdInts {
     base: usize,
     len: usize,
 }
@@ -53,38 +138,31 @@ impl IdInts {
     /// Ints for at least the ids below `bound` (capped at [`MAX_IDS`]), made on the first call
     /// that needs ids the process has no ints for yet; `None` where ints cannot be copied (see
     /// the module documentation), or while another thread is making them.
-    pub fn for_ids(py: Python<'_>, bound: usize) -> Option<&'static IdInts> {
+    fn for_ids(py: Python<'_>, bound: usize) -> Option<&'static IdInts> {
         imp::for_ids(py, bound)
     }
 
     /// Ask the CPU for the int of `id` ahead of its use.
     #[inline(always)]
-    pub fn prefetch(&self, id: Rank) {
+    fn prefetch(&self, id: Rank) {
         let id = id as usize;
         if id < self.len {
-            crate::prefetch((self.base + id * STRIDE) as *const u8);
+            prefetch((self.base + id * STRIDE) as *const u8);
         }
     }
 
     /// The int of `id`, a new reference.
     #[inline(always)]
-    pub fn get<'py>(&self, py: Python<'py>, id: Rank) -> Bound<'py, PyAny> {
+    fn get<'py>(&self, py: Python<'py>, id: Rank) -> Bound<'py, PyAny> {
         let i = id as usize;
         if i < self.len {
             imp::int_at(py, self.base + i * STRIDE, i < SMALL_INTS)
         } else {
-            crate::new_int(py, id)
+            new_int(py, id)
         }
     }
 }
 
-#[cfg(not(any(
-    PyPy,
-    GraalPy,
-    Py_GIL_DISABLED,
-    Py_LIMITED_API,
-    py_sys_config = "Py_TRACE_REFS"
-)))]
 #[allow(unsafe_code)]
 mod imp {
     use std::sync::{Mutex, TryLockError};
@@ -144,8 +222,7 @@ mod imp {
 
     /// A new reference to the int of the slot at `slot`: the copy there, or for a small id
     /// (`small`) the int its first word points to. Told apart by a branch: selecting between
-    /// the two without one made every id's int wait for a load of its slot, and English text
-    /// took 1.05 of the time.
+    /// the two without one made every id's int wait for a load of its slot.
     #[inline(always)]
     pub fn int_at(py: Python<'_>, slot: usize, small: bool) -> Bound<'_, PyAny> {
         // SAFETY: `slot` is a slot that `point_to_small_ints` or `copy_ints` filled and checked:
@@ -231,27 +308,5 @@ mod imp {
         } else {
             Some(1 << 60)
         }
-    }
-}
-
-#[cfg(any(
-    PyPy,
-    GraalPy,
-    Py_GIL_DISABLED,
-    Py_LIMITED_API,
-    py_sys_config = "Py_TRACE_REFS"
-))]
-mod imp {
-    use pyo3::prelude::*;
-
-    use super::IdInts;
-
-    pub fn for_ids(_py: Python<'_>, _bound: usize) -> Option<&'static IdInts> {
-        None
-    }
-
-    pub fn int_at(py: Python<'_>, _slot: usize, _small: bool) -> Bound<'_, PyAny> {
-        // Never called: no array is made here, so no id is below an array's length.
-        py.None().into_bound(py)
     }
 }
