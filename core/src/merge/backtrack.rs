@@ -418,7 +418,8 @@ impl Backtracker {
     ) -> bool {
         let left_len = usize::from(self.len[left as usize]);
         let right_len = usize::from(self.len[right as usize]);
-        if !(self.grows[left as usize] && self.grows[right as usize]) {
+        let trees_grow = self.monotone || self.grows[left as usize] && self.grows[right as usize];
+        if !trees_grow {
             #[cfg(test)]
             FALLBACK_BYTES.with(|c| c.set(c.get() + left_len + right_len));
             let mut parts = [NONE; 3];
