@@ -337,6 +337,12 @@ def worst_case(encodings: list[str]) -> list[dict[str, Any]]:
         # The flat merge's worst case: pieces just under its 512-byte limit that merge at
         # every step (longer pieces take the linear-time search).
         texts["511-letter runs of 'a' (synthetic)"] = ("a" * 511 + " ") * 2000
+        # Issue 31: long runs of whitespace, each then a letter; once they added up to the
+        # backtracker's threshold, Llama 3 switched for good to a slow pair check on them.
+        texts["1812 spaces then a letter, x580 (synthetic)"] = (" " * 1812 + "a") * 580
+        texts["600 tabs then a letter, x1000 (synthetic)"] = ("\t" * 600 + "a") * 1000
+        texts["129 newlines then a letter, x4000 (synthetic)"] = ("\n" * 129 + "a") * 4000
+        texts["mixed whitespace then a letter, x2000 (synthetic)"] = (" \t\n" * 100 + "a") * 2000
         for label, text in texts.items():
             kind = (
                 "long-run edge file"

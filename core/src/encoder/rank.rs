@@ -1,5 +1,6 @@
 //! tiktoken's model: ranked byte strings merged by the lowest rank first, pieces cut by one
-//! pre-tokenizer, special tokens that never share an id with an ordinary token.
+//! pre-tokenizer, special tokens that never share an id with an ordinary token (but may share
+//! one with each other, as tiktoken allows).
 
 use std::collections::hash_map::Entry;
 
@@ -34,7 +35,12 @@ pub struct RankEncoder {
 
 impl RankEncoder {
     /// Build and validate an encoder. Every single byte must be a token; ranks and token bytes
-    /// must be unique, and special tokens may not reuse an ordinary id or each other's.
+    /// must be unique, and special tokens may not reuse an ordinary id.
+    ///
+    /// Special tokens may share an id with each other (tiktoken's `o200k_harmony` gives
+    /// `<|endofprompt|>` and `<|reserved_200018|>` one id): each encodes to that id, and the id
+    /// decodes to the one whose text sorts first by its UTF-8 bytes, whatever the order given
+    /// (tiktoken's choice depends on hash order).
     pub fn new(
         ranks: impl IntoIterator<Item = (Vec<u8>, Rank)>,
         specials: impl IntoIterator<Item = (String, Rank)>,
@@ -113,11 +119,12 @@ impl RankEncoder {
                     .map(|(text, id)| (*id, true, text.as_bytes())),
             )
             .collect();
-        // Ordinary tokens sort before specials of the same id, so a clash names the special.
+        // Ordinary tokens sort before specials of the same id, so a clash names the special;
+        // specials of one id sort by their bytes, the first being the one the id decodes to.
         by_id.sort_unstable();
         for pair in by_id.windows(2) {
             let ((id, _, first), (_, special, second)) = match pair {
-                [a, b] if a.0 == b.0 => (a, b),
+                [a, b] if a.0 == b.0 && !(a.1 && b.1) => (a, b),
                 _ => continue,
             };
             return Err(Error::InvalidVocabulary(if *special {
@@ -133,6 +140,7 @@ impl RankEncoder {
                 )
             }));
         }
+        by_id.dedup_by_key(|t| t.0);
         let id_bound = by_id.last().map_or(0, |t| t.0 as usize + 1);
         check_id_space(by_id.len(), id_bound)?;
 

@@ -147,3 +147,37 @@ fn invalid_utf8_bytes() {
         vec![256, 255, 257]
     );
 }
+
+/// Issue 30 point 1: special tokens may share an id, as tiktoken allows; each encodes to it and
+/// the id decodes to the text that sorts first, in whatever order they were given.
+#[test]
+fn specials_may_share_an_id() {
+    let bytes = || (0..=255u8).map(|b| (vec![b], u32::from(b)));
+    for specials in [
+        vec![("<|b|>", 256), ("<|a|>", 256), ("<|c|>", 257)],
+        vec![("<|c|>", 257), ("<|a|>", 256), ("<|b|>", 256)],
+    ] {
+        let specials = specials.into_iter().map(|(t, id)| (t.to_string(), id));
+        let enc = RankEncoder::new(bytes(), specials, r"\S+|\s+").unwrap_or_else(|e| panic!("{e}"));
+        let all = enc
+            .special_matcher(["<|a|>", "<|b|>", "<|c|>"])
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            enc.encode("<|a|><|b|>x<|c|>", &all),
+            Ok(vec![256, 256, 120, 257])
+        );
+        assert_eq!(enc.token_bytes(256), Some(&b"<|a|>"[..]));
+        assert_eq!(enc.token_bytes(257), Some(&b"<|c|>"[..]));
+        assert_eq!(enc.id_bound(), 258);
+        assert_eq!(enc.encode_single_token(b"<|b|>"), Some(256));
+    }
+    // Sharing with an ordinary token stays an error: the id would mean two different texts.
+    let err = RankEncoder::new(
+        bytes(),
+        [("<|a|>".to_string(), 65), ("<|b|>".to_string(), 65)],
+        r"\S+|\s+",
+    )
+    .err()
+    .map(|e| e.to_string());
+    assert!(err.is_some_and(|e| e.contains("has id 65, which is already taken")));
+}

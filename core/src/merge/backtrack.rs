@@ -33,6 +33,12 @@ use crate::Rank;
 use crate::bytes::packed::pack16;
 use crate::vocab::table::INLINE_MAX;
 
+#[cfg(test)]
+thread_local! {
+    /// The bytes this thread's compatibility checks merged by hand (the costly fallback).
+    static FALLBACK_BYTES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// No token (in `split` and the trie), or no limit (in `compatible`).
 const NONE: Rank = Rank::MAX;
 
@@ -43,9 +49,13 @@ pub(crate) struct Backtracker {
     split: Vec<[Rank; 2]>,
     /// The byte length of each rank's token (0: no token has that rank, or it never forms).
     len: Vec<u16>,
-    /// Whether every token ranks above the two it is made of (fact 2); if not, compatibility is
-    /// checked by merging the pair's bytes, which costs more but is still bounded per token.
+    /// Whether every token ranks above the two it is made of (fact 2 for the whole vocabulary).
     monotone: bool,
+    /// For each rank, whether it and every token of its merge tree (its split, theirs, down to
+    /// single bytes) rank above the two they are made of. Fact 2 needs this only of the two
+    /// tokens of a pair: only their trees form before a merge crosses the boundary. A pair with
+    /// one token outside it is checked by merging the pair's bytes, which costs more.
+    grows: Vec<bool>,
     trie: PrefixTrie,
     /// One bit per hash of each 3..=15-byte token: most byte strings the boundary check asks
     /// about are no token, and this answers that from L2 instead of a miss in the token table.
@@ -357,10 +367,22 @@ impl Backtracker {
             len[*rank as usize] = token_len;
             reachable.push((token, *rank));
         }
+        // Ranks in increasing order: a growing token's parts rank below it, so theirs are known.
+        let mut grows = vec![false; bound];
+        for rank in 0..bound {
+            grows[rank] = match len[rank] {
+                0 => false,
+                1 => true,
+                _ => split[rank]
+                    .iter()
+                    .all(|&part| (part as usize) < rank && grows[part as usize]),
+            };
+        }
         Some(Self {
             split,
             len,
             monotone,
+            grows,
             maybe_token: TokenFilter::new(reachable.iter().map(|t| t.0)),
             trie: PrefixTrie::new(&reachable),
         })
@@ -396,7 +418,10 @@ impl Backtracker {
     ) -> bool {
         let left_len = usize::from(self.len[left as usize]);
         let right_len = usize::from(self.len[right as usize]);
-        if !self.monotone {
+        let trees_grow = self.monotone || self.grows[left as usize] && self.grows[right as usize];
+        if !trees_grow {
+            #[cfg(test)]
+            FALLBACK_BYTES.with(|c| c.set(c.get() + left_len + right_len));
             let mut parts = [NONE; 3];
             let mut n = 0;
             merge_alone(

@@ -16,6 +16,14 @@ mod scanners;
 use crate::Error;
 use classes::Classes;
 
+/// The backtracking steps one match call of the general engine may take. Each call either
+/// fails or ends a match, after which the next one starts at least one character further on
+/// (an empty match included), so a text of `n` characters costs at most `n + 1` calls: the work
+/// is linear in the text, and a pattern that backtracks exponentially (`(?:(a)|\1){1,19}b`)
+/// fails at the first call with an error instead of running for minutes. Tokenizer patterns,
+/// even on runs of a megabyte, backtrack a handful of steps per call.
+pub const BACKTRACK_LIMIT: usize = 100_000;
+
 /// The hand-written scanners, one per well-known pattern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scanner {
@@ -54,8 +62,7 @@ impl Pretokenizer {
     /// Compile `pattern` with the general regex engine, never a scanner (for differential tests).
     pub fn with_regex(pattern: &str) -> Result<Self, Error> {
         let regex = fancy_regex::RegexBuilder::new(pattern)
-            // Far above what real text needs; a pathological pattern fails with an error, not a hang.
-            .backtrack_limit(10_000_000)
+            .backtrack_limit(BACKTRACK_LIMIT)
             .build()
             .map_err(|e| Error::Pattern(format!("cannot compile {pattern:?}: {e}")))?;
         Ok(Self {
@@ -121,10 +128,18 @@ impl Pretokenizer {
                 }),
             },
             Engine::Regex(regex) => {
+                // Where the failing call started: the end of the last match.
+                let mut offset = 0;
                 for m in regex.find_iter(text) {
                     let m = m.map_err(|e| {
-                        Error::Pattern(format!("matching {:?} failed: {e}", self.pattern))
+                        Error::Pattern(format!(
+                            "matching {:?} failed at byte offset {offset} of the text: {e} \
+                             (the pattern backtracks too much; at most {BACKTRACK_LIMIT} steps \
+                             per match)",
+                            self.pattern
+                        ))
                     })?;
+                    offset = m.end();
                     f(of_match(m));
                 }
                 Ok(())
@@ -159,6 +174,45 @@ mod tests {
             p.pieces("Hello world's  end").unwrap_or_default(),
             vec!["Hello", " world", "'s", " ", " end"]
         );
+    }
+
+    /// Issue 31 point 2: a pattern that backtracks exponentially took 21-58 s on 1000 letters
+    /// under the old per-call limit of ten million steps; now the first call fails, naming the
+    /// pattern and the offset.
+    #[test]
+    fn exponential_backtracking_fails_fast_with_the_pattern_and_offset() {
+        let pattern = r"(?:(a)|\1){1,19}b|.";
+        let p = Pretokenizer::new(pattern).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(p.scanner(), None);
+        for text in ["a".repeat(1000), format!("xyz{}", "a".repeat(3000))] {
+            let start = std::time::Instant::now();
+            let Err(Error::Pattern(msg)) = p.pieces(&text) else {
+                panic!("no error for {} bytes", text.len());
+            };
+            assert!(start.elapsed().as_secs() < 5, "{:?}", start.elapsed());
+            assert!(msg.contains(&format!("{pattern:?}")), "{msg}");
+            let offset = if text.starts_with('x') { 3 } else { 0 };
+            assert!(msg.contains(&format!("byte offset {offset} ")), "{msg}");
+        }
+        // Within the bound the same pattern still matches.
+        assert_eq!(p.pieces("aab").unwrap_or_default(), vec!["aab"]);
+    }
+
+    /// Real tokenizer patterns on long runs stay within the bound.
+    #[test]
+    fn tokenizer_patterns_on_long_runs_stay_within_the_limit() {
+        let qwen2 = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+        for pattern in [patterns::GPT2, qwen2] {
+            let p = Pretokenizer::with_regex(pattern).unwrap_or_else(|e| panic!("{e}"));
+            for text in [
+                " ".repeat(100_000) + "a",
+                "\t\n ".repeat(20_000) + "x",
+                "a".repeat(200_000),
+            ] {
+                let pieces = p.pieces(&text).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(pieces.concat(), text);
+            }
+        }
     }
 
     #[test]

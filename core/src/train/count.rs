@@ -9,6 +9,8 @@
 //! an integer key (its bytes and its length), so counting it allocates nothing and compares one
 //! integer; longer pieces are kept as byte strings.
 
+use std::sync::Arc;
+
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
@@ -145,10 +147,55 @@ struct Local<'t> {
     long: FxHashMap<&'t [u8], u64>,
 }
 
+/// Counts texts on the current rayon pool without a counter (see [`PieceCounter::text_counter`]).
+#[derive(Debug, Clone)]
+pub struct TextCounter {
+    pretokenizer: Arc<Pretokenizer>,
+    rule: CutRule,
+}
+
+/// Piece counts of some texts, borrowing from them, to add to a [`PieceCounter`].
+pub struct TextCounts<'t> {
+    locals: Vec<Local<'t>>,
+}
+
+impl TextCounter {
+    /// Count the pieces of each text (a separate document), in parallel on the current pool.
+    pub fn count<'t, S: AsRef<str> + Sync>(&self, texts: &'t [S]) -> Result<TextCounts<'t>, Error> {
+        let units: Vec<&'t str> = texts
+            .iter()
+            .flat_map(|t| {
+                let t = t.as_ref();
+                if t.len() > 2 * BLOCK_BYTES {
+                    split_blocks(t, BLOCK_BYTES, self.rule)
+                } else {
+                    vec![t]
+                }
+            })
+            .collect();
+        let pre = &*self.pretokenizer;
+        let locals = units
+            .par_iter()
+            .try_fold(Local::default, |mut local, unit| {
+                pre.split(unit, |piece| {
+                    let piece = piece.as_bytes();
+                    match pack(piece) {
+                        Some(k) if !piece.is_empty() => *local.short.entry(k).or_insert(0) += 1,
+                        Some(_) => {}
+                        None => *local.long.entry(piece).or_insert(0) += 1,
+                    }
+                })?;
+                Ok::<_, Error>(local)
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        Ok(TextCounts { locals })
+    }
+}
+
 /// Counts the pieces of texts, files and other counters with one pattern.
 #[derive(Debug, Clone)]
 pub struct PieceCounter {
-    pretokenizer: Pretokenizer,
+    pretokenizer: Arc<Pretokenizer>,
     rule: CutRule,
     counts: PieceCounts,
     pieces: u64,
@@ -164,7 +211,7 @@ impl PieceCounter {
     pub fn with_pretokenizer(pretokenizer: Pretokenizer) -> Self {
         let rule = CutRule::for_pattern(pretokenizer.pattern(), CutRule::Never);
         Self {
-            pretokenizer,
+            pretokenizer: Arc::new(pretokenizer),
             rule,
             counts: PieceCounts::default(),
             pieces: 0,
@@ -220,36 +267,27 @@ impl PieceCounter {
     /// Count the pieces of each text, in parallel on the current rayon pool. Each text is a
     /// separate document: no piece spans two texts.
     pub fn add_texts<S: AsRef<str> + Sync>(&mut self, texts: &[S]) -> Result<(), Error> {
-        let units: Vec<&str> = texts
-            .iter()
-            .flat_map(|t| {
-                let t = t.as_ref();
-                if t.len() > 2 * BLOCK_BYTES {
-                    split_blocks(t, BLOCK_BYTES, self.rule)
-                } else {
-                    vec![t]
-                }
-            })
-            .collect();
-        let pre = &self.pretokenizer;
-        let locals = units
-            .par_iter()
-            .try_fold(Local::default, |mut local, unit| {
-                pre.split(unit, |piece| {
-                    let piece = piece.as_bytes();
-                    match pack(piece) {
-                        Some(k) if !piece.is_empty() => *local.short.entry(k).or_insert(0) += 1,
-                        Some(_) => {}
-                        None => *local.long.entry(piece).or_insert(0) += 1,
-                    }
-                })?;
-                Ok::<_, Error>(local)
-            })
-            .collect::<Result<Vec<_>, Error>>()?;
-        for local in locals {
+        let counts = self.text_counter().count(texts)?;
+        self.add_text_counts(counts);
+        Ok(())
+    }
+
+    /// What counting texts needs of this counter, detached from it: count with it while no
+    /// lock on the counter is held, then add the result with [`Self::add_text_counts`]. A lock
+    /// held across the parallel count deadlocks: a worker waiting in a rayon join can pick up
+    /// another caller's job on the same pool, which then waits for that lock.
+    pub fn text_counter(&self) -> TextCounter {
+        TextCounter {
+            pretokenizer: Arc::clone(&self.pretokenizer),
+            rule: self.rule,
+        }
+    }
+
+    /// Add counts made by [`TextCounter::count`].
+    pub fn add_text_counts(&mut self, counts: TextCounts<'_>) {
+        for local in counts.locals {
             self.absorb(local);
         }
-        Ok(())
     }
 
     fn absorb(&mut self, local: Local<'_>) {
@@ -389,5 +427,74 @@ mod tests {
     #[test]
     fn bad_pattern_is_an_error() {
         assert!(matches!(PieceCounter::new("(?<"), Err(Error::Pattern(_))));
+    }
+
+    /// Issue 30 point 12: one counter behind a Mutex and one pool, used from four OS threads at
+    /// once while four busy threads compete for the CPUs. With the lock taken inside `install`
+    /// around `add_texts` (the bindings' way) this stalled for good after about 3,000 of the
+    /// 12,000 calls; counting with a `TextCounter` and locking only to add the result does not.
+    #[test]
+    fn shared_counter_from_threads_under_contention() {
+        use std::sync::{
+            Arc, Mutex,
+            atomic::{AtomicBool, Ordering},
+        };
+        let counter = Arc::new(Mutex::new(PieceCounter::new(patterns::GPT2).unwrap()));
+        let pool = Arc::new(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(2)
+                .build()
+                .unwrap(),
+        );
+        let stop = Arc::new(AtomicBool::new(false));
+        let busy: Vec<_> = (0..4)
+            .map(|_| {
+                let stop = Arc::clone(&stop);
+                std::thread::spawn(move || {
+                    let mut x = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        x = x.wrapping_mul(31).wrapping_add(1);
+                        std::hint::black_box(x);
+                    }
+                })
+            })
+            .collect();
+        let text = "all work and no play makes jack a dull boy\n".repeat(50);
+        let texts: Vec<&str> = vec![text.as_str(); 16];
+        let (tx, rx) = std::sync::mpsc::channel();
+        let progress = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        for _ in 0..4 {
+            let progress = Arc::clone(&progress);
+            let (counter, pool, tx, texts) = (
+                Arc::clone(&counter),
+                Arc::clone(&pool),
+                tx.clone(),
+                texts.iter().map(|t| t.to_string()).collect::<Vec<_>>(),
+            );
+            std::thread::spawn(move || {
+                for _ in 0..3000 {
+                    let counting = counter.lock().unwrap().text_counter();
+                    let counts = pool.install(|| counting.count(&texts)).unwrap();
+                    counter.lock().unwrap().add_text_counts(counts);
+                    progress.fetch_add(1, Ordering::Relaxed);
+                }
+                tx.send(()).unwrap();
+            });
+        }
+        let mut done = 0;
+        while done < 4 {
+            if rx.recv_timeout(std::time::Duration::from_secs(20)).is_err() {
+                let a = progress.load(Ordering::Relaxed);
+                std::thread::sleep(std::time::Duration::from_secs(5));
+                eprintln!("PROGRESS {a} -> {}", progress.load(Ordering::Relaxed));
+                break;
+            }
+            done += 1;
+        }
+        stop.store(true, Ordering::Relaxed);
+        for b in busy {
+            b.join().unwrap();
+        }
+        assert_eq!(done, 4, "counting hung");
     }
 }

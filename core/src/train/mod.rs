@@ -26,7 +26,7 @@ pub mod count;
 pub mod merges;
 
 pub use blocks::{CutRule, TextChunks};
-pub use count::{PieceBuf, PieceBytes, PieceCounter, PieceCounts};
+pub use count::{PieceBuf, PieceBytes, PieceCounter, PieceCounts, TextCounter, TextCounts};
 pub use merges::{Merger, TieBreak, TrainOptions};
 
 use crate::{Error, Rank};

@@ -122,3 +122,41 @@ fn equal_to_the_heap_merge_on_every_corpus_file() {
         eprintln!("{vocab}: {compared} bytes compared");
     }
 }
+
+/// Runs of whitespace in Llama 3 (whose vocabulary has tokens ranked below their parts) take
+/// the cheap boundary check: the bytes merged by the fallback stay a small multiple of the
+/// piece, at every length around the merge thresholds. Before, each pair of long space tokens
+/// was merged by hand: thousands of bytes per byte of piece.
+#[test]
+fn llama3_whitespace_runs_check_pairs_cheaply() {
+    let Some(shared) = shared() else { return };
+    let (table, byte_ranks) = load(&shared, VOCABS[4]);
+    let backtracker = Backtracker::new(&table).unwrap();
+    assert!(!backtracker.monotone);
+    for unit in [&b" "[..], b"\t", b"\n", b" \t", b"\n ", b" \n\t", b"\r\n"] {
+        for len in [
+            FLAT_MERGE_MAX_LEN + 1,
+            INLINE_MAX * 8,
+            300,
+            600,
+            1811,
+            1812,
+            4096,
+            20_000,
+        ] {
+            let mut piece: Vec<u8> = unit.iter().copied().cycle().take(len).collect();
+            piece.push(b'a');
+            FALLBACK_BYTES.with(|c| c.set(0));
+            let mut got = Vec::new();
+            assert!(backtracker.merge(&piece, &table, &mut got));
+            let fallback = FALLBACK_BYTES.with(std::cell::Cell::get);
+            assert!(
+                fallback <= 4 * piece.len() + 4096,
+                "{unit:?} x {len}: {fallback} bytes merged by hand"
+            );
+            let mut expected = Vec::new();
+            heap_merge(&piece, &table, &byte_ranks, |_, _| {}, |r| expected.push(r));
+            assert_eq!(got, expected, "{unit:?} x {len}");
+        }
+    }
+}

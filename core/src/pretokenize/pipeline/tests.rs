@@ -146,3 +146,27 @@ fn fast_path_equals_general_path() {
         .is_err()
     );
 }
+
+/// Issue 31 point 2: the exponential pattern as a `Split` regex of a `tokenizer.json` fails fast
+/// with the pattern named, in every behaviour (the fast one-regex path and the general one).
+#[test]
+fn exponential_split_regex_fails_fast() {
+    let pattern = r"(?:(a)|\1){1,19}b|.";
+    let text = "a".repeat(1000);
+    for behavior in [
+        Behavior::Isolated,
+        Behavior::Removed,
+        Behavior::MergedWithNext,
+    ] {
+        for invert in [false, true] {
+            let regex = Pretokenizer::new(pattern).unwrap_or_else(|e| panic!("{e}"));
+            let p = split(Matcher::Regex(regex), behavior, invert);
+            let start = std::time::Instant::now();
+            let Err(Error::Pattern(msg)) = p.pieces(&text) else {
+                panic!("no error for {behavior:?} {invert}");
+            };
+            assert!(start.elapsed().as_secs() < 5, "{:?}", start.elapsed());
+            assert!(msg.contains(&format!("{pattern:?}")), "{msg}");
+        }
+    }
+}
