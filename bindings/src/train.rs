@@ -72,8 +72,15 @@ impl PieceCounter {
         texts: &[S],
         pool: &ThreadPool,
     ) -> PyResult<()> {
-        py.detach(|| pool.install(|| self.counter().add_texts(texts)))
-            .map_err(to_py_err)
+        // The counter's lock is never held inside the pool: a worker waiting in a join may run
+        // another caller's job, which would then wait for the lock held above it.
+        py.detach(|| {
+            let counting = self.counter().text_counter();
+            let counts = pool.install(|| counting.count(texts))?;
+            self.counter().add_text_counts(counts);
+            Ok(())
+        })
+        .map_err(to_py_err)
     }
 }
 
@@ -198,7 +205,9 @@ impl PieceCounter {
                     return Ok(true);
                 };
                 let blocks = split_blocks(&text, BLOCK_BYTES, rule);
-                pool.install(|| self.counter().add_texts(&blocks))?;
+                let counting = self.counter().text_counter();
+                let counts = pool.install(|| counting.count(&blocks))?;
+                self.counter().add_text_counts(counts);
                 Ok(false)
             });
             if done.map_err(to_py_err)? {
