@@ -306,8 +306,6 @@ def test_list_shows_encodings_with_their_files_and_models(vocab: str, tmp_path: 
 
 
 def test_python_dash_m_bytepair() -> None:
-    if not (ROOT / "python" / "bytepair" / "__main__.py").exists():
-        pytest.skip("python/bytepair/__main__.py comes with the packaging branch")
     done = subprocess.run(
         [sys.executable, "-m", "bytepair", "--help"], capture_output=True, env=_env(), timeout=60
     )
