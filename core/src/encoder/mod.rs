@@ -11,8 +11,8 @@
 use rustc_hash::FxHashMap;
 
 use crate::pretokenize::Scanner;
-use crate::vocab::RankMap;
 use crate::vocab::by_id::TokenBytes;
+use crate::vocab::{RankMap, Tokens};
 use crate::{Error, Rank};
 
 mod pair;
@@ -42,14 +42,26 @@ pub trait Encoder {
     /// Append the ids of a byte that is not part of valid UTF-8 (see [`Encoder::encode_bytes`]).
     fn encode_invalid_byte(&self, byte: u8, out: &mut Vec<Rank>);
 
+    /// The model's tokens (see [`Tokens`]).
+    fn tokens(&self) -> &Tokens;
+
     /// Ordinary tokens (bytes to id).
-    fn ranks(&self) -> &RankMap;
+    #[inline]
+    fn ranks(&self) -> &RankMap {
+        &self.tokens().ranks
+    }
 
-    /// Special tokens (text to id).
-    fn specials(&self) -> &FxHashMap<String, Rank>;
+    /// Special (or added) tokens (text to id).
+    #[inline]
+    fn specials(&self) -> &FxHashMap<String, Rank> {
+        &self.tokens().specials
+    }
 
-    /// Every token's bytes by id, ordinary and special.
-    fn token_bytes_by_id(&self) -> &TokenBytes;
+    /// The bytes of every id.
+    #[inline]
+    fn token_bytes_by_id(&self) -> &TokenBytes {
+        &self.tokens().by_id
+    }
 
     /// The hand-written scanner that cuts text, if one does (`None`: the regex engine).
     fn scanner(&self) -> Option<Scanner>;

@@ -7,10 +7,10 @@ use super::Encoder;
 use crate::merge::pair::{MissingByte, NONE, PairModel};
 use crate::pretokenize::Scanner;
 use crate::pretokenize::pipeline::Pipeline;
-use crate::vocab::RankMap;
 use crate::vocab::added::AddedVocabulary;
 use crate::vocab::by_id::{MAX_ID, TokenBytes, check_id_space};
 use crate::vocab::pair_vocab::{AddedEntry, PairVocabulary};
+use crate::vocab::{RankMap, Tokens};
 use crate::{Error, Pretokenizer, Rank};
 
 /// A byte-level BPE encoder with Hugging Face's rules.
@@ -21,11 +21,9 @@ pub struct PairEncoder {
     /// The model vocabulary's ids, and whether each was written in the GPT-2 byte alphabet (the
     /// others, such as OLMo's `"   "`, stand for their own UTF-8 bytes).
     vocab: Vec<(Rank, bool)>,
-    /// The ordinary tokens: the model's in the byte alphabet, less those that are added tokens.
-    ranks: RankMap,
-    token_bytes: TokenBytes,
-    /// Added tokens by text.
-    specials: FxHashMap<String, Rank>,
+    /// The ordinary tokens (the model's in the byte alphabet, less those that are added
+    /// tokens), the added tokens by text, and the bytes of each id.
+    tokens: Tokens,
     /// The added tokens compiled for search, when there are any.
     added: Option<AddedVocabulary>,
 }
@@ -162,9 +160,11 @@ impl PairEncoder {
             model: pair_model,
             pipeline,
             vocab: vocab_ids,
-            ranks: model_map,
-            token_bytes,
-            specials,
+            tokens: Tokens {
+                ranks: model_map,
+                specials,
+                by_id: token_bytes,
+            },
             added: None,
         })
     }
@@ -229,18 +229,8 @@ impl Encoder for PairEncoder {
     }
 
     #[inline]
-    fn ranks(&self) -> &RankMap {
-        &self.ranks
-    }
-
-    #[inline]
-    fn specials(&self) -> &FxHashMap<String, Rank> {
-        &self.specials
-    }
-
-    #[inline]
-    fn token_bytes_by_id(&self) -> &TokenBytes {
-        &self.token_bytes
+    fn tokens(&self) -> &Tokens {
+        &self.tokens
     }
 
     fn scanner(&self) -> Option<Scanner> {

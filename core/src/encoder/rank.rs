@@ -4,14 +4,12 @@
 
 use std::collections::hash_map::Entry;
 
-use rustc_hash::FxHashMap;
-
 use super::Encoder;
 use crate::merge::MergeTable;
 use crate::merge::cache::{self as piece_cache, encode_cached};
 use crate::pretokenize::Scanner;
-use crate::vocab::RankMap;
 use crate::vocab::by_id::{MAX_ID, TokenBytes, check_id_space};
+use crate::vocab::{RankMap, Tokens};
 use crate::{Error, Pretokenizer, Rank};
 
 /// About how many ids [`RankEncoder::count_ordinary`] holds before adding them to its count.
@@ -21,15 +19,13 @@ const COUNT_BUFFER: usize = 48;
 /// shared freely between threads.
 #[derive(Debug, Clone)]
 pub struct RankEncoder {
-    ranks: RankMap,
+    /// Ordinary and special tokens, and the bytes of each id.
+    tokens: Tokens,
     /// The same tokens laid out for fast lookups on the encode path.
     table: MergeTable,
     /// Names this encoder in the per-thread piece cache.
     owner: u32,
     byte_ranks: [Rank; 256],
-    /// Token bytes by id, ordinary and special.
-    token_bytes: TokenBytes,
-    specials: FxHashMap<String, Rank>,
     pretokenizer: Pretokenizer,
 }
 
@@ -153,10 +149,12 @@ impl RankEncoder {
         Ok(Self {
             table: MergeTable::new(&map, &byte_ranks),
             owner: piece_cache::new_owner(),
-            ranks: map,
+            tokens: Tokens {
+                ranks: map,
+                specials: special_map,
+                by_id: token_bytes,
+            },
             byte_ranks,
-            token_bytes,
-            specials: special_map,
             pretokenizer,
         })
     }
@@ -217,18 +215,8 @@ impl Encoder for RankEncoder {
     }
 
     #[inline]
-    fn ranks(&self) -> &RankMap {
-        &self.ranks
-    }
-
-    #[inline]
-    fn specials(&self) -> &FxHashMap<String, Rank> {
-        &self.specials
-    }
-
-    #[inline]
-    fn token_bytes_by_id(&self) -> &TokenBytes {
-        &self.token_bytes
+    fn tokens(&self) -> &Tokens {
+        &self.tokens
     }
 
     fn scanner(&self) -> Option<Scanner> {

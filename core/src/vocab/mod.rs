@@ -11,8 +11,10 @@ pub mod by_id;
 pub mod literals;
 pub mod pair_vocab;
 pub mod table;
+pub mod tokens;
 
 pub use table::TokenTable;
+pub use tokens::Tokens;
 
 /// Token bytes to rank. `Vec<u8>: Borrow<[u8]>`, so it is queried with byte slices.
 pub type RankMap = FxHashMap<Vec<u8>, Rank>;
