@@ -62,7 +62,7 @@ sdist:  ## the source distribution into WHEELS_DIR
 readme-test:
 	pip install -e ".[dev]" && cargo test && python -m pytest
 
-ci: dev readme-test lint docs ci-wheels fuzz-smoke  ## what .ci/run runs: install, README test command, lint, docs, wheels, fuzz
+ci: dev lint docs readme-test ci-wheels fuzz-smoke  ## what .ci/run runs: install, lint, docs, README test command, wheels, fuzz
 	@echo "== all green =="
 
 # CI builds the 3.10 and 3.13 wheels once each and tests them installed (docs/install.md).
