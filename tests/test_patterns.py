@@ -1,27 +1,34 @@
-"""The pattern strings in Python and in the Rust core are the same strings."""
+"""The named patterns: the core's strings, tiktoken's spelling, each with its scanner."""
 
 from __future__ import annotations
-
-import re
-from pathlib import Path
 
 import pytest
 
 from bytepair import _core, patterns
 
-RUST_PATTERNS = Path(__file__).resolve().parent.parent / "core/src/pretokenize/patterns.rs"
+
+def tiktoken_pattern(constructor: str) -> str:
+    """The pattern tiktoken's own constructor gives, with its vocabulary loading stubbed out."""
+    from tiktoken_ext import openai_public
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(openai_public, "load_tiktoken_bpe", lambda *args, **kwargs: {})
+        return str(getattr(openai_public, constructor)()["pat_str"])
 
 
-def rust_constant(name: str) -> str:
-    source = RUST_PATTERNS.read_text(encoding="utf-8")
-    start = source.index(f"pub const {name}:")
-    body = source[start : source.index(";", start)]
-    return "".join(re.findall(r'r"(.*?)"', body))
+@pytest.mark.parametrize(
+    ("name", "constructor"),
+    [("GPT2", "r50k_base"), ("CL100K", "cl100k_base"), ("O200K", "o200k_base")],
+)
+def test_patterns_are_tiktokens_own(name: str, constructor: str) -> None:
+    assert getattr(patterns, name) == tiktoken_pattern(constructor)
 
 
-@pytest.mark.parametrize("name", ["GPT2", "GPT2_ORIGINAL", "CL100K", "O200K", "LLAMA3"])
-def test_python_and_rust_patterns_agree(name: str) -> None:
-    assert rust_constant(name) == getattr(patterns, name)
+@pytest.mark.parametrize("name", sorted(_core.NAMED_PATTERNS))
+def test_every_named_core_pattern_has_its_scanner(name: str) -> None:
+    pattern = _core.NAMED_PATTERNS[name]
+    assert _core.scanner_for(pattern) is not None
+    assert getattr(patterns, name.upper()) == pattern
 
 
 def test_names_resolve() -> None:

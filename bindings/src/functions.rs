@@ -51,3 +51,12 @@ pub fn scanner_for(pattern: &str) -> PyResult<Option<String>> {
     let p = Pretokenizer::new(pattern).map_err(to_py_err)?;
     Ok(p.scanner().map(|s| format!("{s:?}").to_lowercase()))
 }
+
+/// The well-known patterns by name (`_core.NAMED_PATTERNS`).
+pub fn named_patterns(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let named = PyDict::new(py);
+    for (name, pattern) in bytepair_core::pretokenize::patterns::NAMED {
+        named.set_item(name, pattern)?;
+    }
+    Ok(named)
+}

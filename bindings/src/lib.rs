@@ -44,6 +44,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     // Whether this build has the paths that rely on CPython's object layout (`cpython/`).
     m.add("CPYTHON_INTERNALS", cfg!(feature = "cpython-internals"))?;
+    // The well-known patterns, written once in the core; `bytepair.patterns` reads them here.
+    m.add("NAMED_PATTERNS", functions::named_patterns(m.py())?)?;
     m.add_class::<train::PieceCounter>()?;
     m.add_function(wrap_pyfunction!(functions::byte_map_table, m)?)?;
     m.add_function(wrap_pyfunction!(functions::split, m)?)?;

@@ -10,6 +10,7 @@ from typing_extensions import Self, disjoint_base
 
 __all__ = [
     "CPYTHON_INTERNALS",
+    "NAMED_PATTERNS",
     "AddedToken",
     "DisallowedSpecial",
     "Encoder",
@@ -27,6 +28,9 @@ __all__ = [
 
 CPYTHON_INTERNALS: bool
 """Whether this build has the paths that rely on CPython's object layout (``cpython/``)."""
+
+NAMED_PATTERNS: dict[str, str]
+"""The well-known pre-tokenizer patterns by name, as the core's scanners recognise them."""
 
 class DisallowedSpecial(ValueError):
     """Text spells a special token that the call disallowed; ``args[0]`` is the token."""

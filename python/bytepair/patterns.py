@@ -1,8 +1,9 @@
 """The pre-tokenizer patterns of the well-known vocabularies, by name.
 
 These are the strings the original libraries use (tiktoken's spelling for the OpenAI encodings,
-``llama_models`` for Llama 3). The Rust core recognises exactly these strings and swaps in a
-hand-written scanner that gives the same pieces; any other pattern runs on a general regex engine.
+``llama_models`` for Llama 3). Those the Rust core has a hand-written scanner for are written
+once, in the core, and read here from ``_core.NAMED_PATTERNS``; the core swaps in the scanner for
+exactly these strings, and any other pattern runs on a general regex engine.
 
 >>> import regex
 >>> regex.findall(PATTERNS["gpt2"], "Hello world's end")
@@ -14,35 +15,21 @@ from __future__ import annotations
 import difflib
 import re
 
-GPT2 = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+from bytepair import _core
+
+GPT2 = _core.NAMED_PATTERNS["gpt2"]
 """GPT-2, r50k_base and p50k_base (tiktoken's spelling, possessive quantifiers)."""
 
-GPT2_ORIGINAL = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+GPT2_ORIGINAL = _core.NAMED_PATTERNS["gpt2_original"]
 """The original GPT-2 spelling (openai/gpt-2, whisper, Hugging Face ByteLevel): the same pieces."""
 
-CL100K = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
-    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
-)
+CL100K = _core.NAMED_PATTERNS["cl100k"]
 """cl100k_base (GPT-3.5, GPT-4)."""
 
-O200K = "|".join(
-    [
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""\p{N}{1,3}""",
-        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-        r"""\s*[\r\n]+""",
-        r"""\s+(?!\S)""",
-        r"""\s+""",
-    ]
-)
+O200K = _core.NAMED_PATTERNS["o200k"]
 """o200k_base (GPT-4o and later; also Llama 4)."""
 
-LLAMA3 = (
-    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"""
-    r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
-)
+LLAMA3 = _core.NAMED_PATTERNS["llama3"]
 """Llama 3 (also OLMo 2)."""
 
 QWEN2 = (

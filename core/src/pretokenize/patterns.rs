@@ -1,5 +1,5 @@
 //! The pre-tokenizer patterns of the well-known vocabularies, as their libraries spell them.
-//! The Python package has the same strings in `bytepair.patterns`; a test keeps them equal.
+//! They are written only here: the bindings export [`NAMED`] and `bytepair.patterns` reads it.
 
 use super::Scanner;
 
@@ -19,6 +19,15 @@ pub const O200K: &str = concat!(
 );
 /// Llama 3 (and OLMo 2).
 pub const LLAMA3: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+/// Every pattern above by its name in `bytepair.patterns` (lower case), for the bindings.
+pub const NAMED: [(&str, &str); 5] = [
+    ("gpt2", GPT2),
+    ("gpt2_original", GPT2_ORIGINAL),
+    ("cl100k", CL100K),
+    ("o200k", O200K),
+    ("llama3", LLAMA3),
+];
 
 /// The scanner that gives exactly this pattern's pieces, if there is one.
 pub fn recognise(pattern: &str) -> Option<Scanner> {

@@ -82,7 +82,9 @@ def encoding_info(encoding: Encoding) -> dict[str, Any]:
 
 def npy_header(dtype: np.dtype[Any], length: int) -> bytes:
     """A 128-byte ``.npy`` (version 1.0) header for a 1-d array of ``length`` items."""
-    descr = np.lib.format.dtype_to_descr(dtype)
+    if dtype.fields is not None:
+        raise ValueError(f"cannot write a .npy header for the structured dtype {dtype}")
+    descr = dtype.str  # what numpy's dtype_to_descr gives for a plain dtype
     text = f"{{'descr': {descr!r}, 'fortran_order': False, 'shape': ({length},), }}"
     text = text.ljust(HEADER_BYTES - 10 - 1) + "\n"
     header = b"\x93NUMPY\x01\x00" + struct.pack("<H", len(text)) + text.encode("latin1")
