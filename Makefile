@@ -7,7 +7,7 @@ WHEELS_DIR ?= dist
 
 .DEFAULT_GOAL := help
 .PHONY: help dev test-fast test lint format docs docs-serve bench fuzz-smoke readme-test ci \
-	wheels check-wheels sdist ci-wheels
+	wheels check-wheels portable-wheel sdist ci-wheels
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 14
@@ -65,7 +65,13 @@ readme-test:
 ci: dev lint docs readme-test ci-wheels fuzz-smoke  ## what .ci/run runs: install, lint, docs, README test command, wheels, fuzz
 	@echo "== all green =="
 
-# CI builds the 3.10 and 3.13 wheels once each and tests them installed (docs/install.md).
+portable-wheel:  ## the portable wheel (abi3, no CPython internals) into WHEELS_DIR
+	WHEELS_DIR=$(WHEELS_DIR) scripts/wheels.sh --portable 3.10
+
+# CI builds the 3.10 and 3.13 wheels once each and tests them installed, then the portable
+# wheel, tested on 3.12, a version no per-version wheel is built for here (docs/install.md).
 ci-wheels:
-	rm -rf target/ci-wheels
+	rm -rf target/ci-wheels target/ci-portable
 	$(MAKE) check-wheels PYTHONS="3.10 3.13" WHEELS_DIR=target/ci-wheels
+	$(MAKE) portable-wheel WHEELS_DIR=target/ci-portable
+	scripts/check-wheel.sh target/ci-portable 3.12
