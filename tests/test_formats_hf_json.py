@@ -469,7 +469,6 @@ def _gpt2_json() -> dict[str, Any]:
     ("path", "value", "message"),
     [
         (("model", "type"), "WordPiece", r"model: unsupported model 'WordPiece'"),
-        (("model", "byte_fallback"), True, r"model.byte_fallback: unsupported"),
         (("model", "dropout"), 0.1, r"model.dropout: unsupported dropout"),
         (("model", "continuing_subword_prefix"), "##", r"model.continuing_subword_prefix"),
         (("model", "end_of_word_suffix"), "</w>", r"model.end_of_word_suffix"),
@@ -509,6 +508,34 @@ def test_unsupported_components_are_named(
     with pytest.raises(ValueError, match=message) as info:
         Encoding.from_tokenizer_json(file)
     assert str(file) in str(info.value)
+
+
+def test_byte_fallback_on_a_byte_level_model_gives_tokenizers_ids(tmp_path: Path) -> None:
+    # What BpeTrainer(byte_fallback=True) writes for a Split + ByteLevel model: with every
+    # byte-level character in the vocabulary tokenizers never falls back, and neither do we.
+    data = _gpt2_json()
+    data["model"]["byte_fallback"] = True
+    file = tmp_path / "tokenizer.json"
+    file.write_text(json.dumps(data), encoding="utf-8")
+    enc = Encoding.from_tokenizer_json(file)
+    reference = tokenizers.Tokenizer.from_file(str(file))
+    for text in [*TEXTS, "bytes \x00\x7f\u00ff \U0001f600 end"]:
+        assert enc.encode(text) == reference.encode(text).ids, text
+    enc.save(f"{tmp_path / 'out'}/", format="hf")
+    written = json.loads((tmp_path / "out" / "tokenizer.json").read_text(encoding="utf-8"))
+    assert written["model"]["byte_fallback"] is True
+
+
+def test_byte_fallback_with_a_byte_missing_is_refused_naming_it(tmp_path: Path) -> None:
+    data = _gpt2_json()
+    data["model"]["byte_fallback"] = True
+    del data["model"]["vocab"]["\u0120"]  # 'Ġ', the byte-level character of the space
+    file = tmp_path / "tokenizer.json"
+    file.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(
+        ValueError, match=r"model.byte_fallback: .* byte 0x20 is not in model.vocab"
+    ):
+        Encoding.from_tokenizer_json(file)
 
 
 def test_padding_and_truncation_are_ignored_only_when_asked() -> None:

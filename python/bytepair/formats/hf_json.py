@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from bytepair import patterns
-from bytepair.bytes_unicode import encode_bytes
+from bytepair.bytes_unicode import bytes_to_unicode, encode_bytes
 from bytepair.formats.builders import build
 from bytepair.formats.common import StrPath, check_vocab, encoding_name, read_json, write_json
 from bytepair.formats.hf_pipeline import AddedToken, _field, added_tokens_of
@@ -111,8 +111,17 @@ def _model_options(model: Mapping[str, Any], vocab: Mapping[str, int]) -> dict[s
                 f"model.{key}: unsupported {model[key]!r}: byte-level BPE uses no subword "
                 "prefix or suffix"
             )
-    if model.get("byte_fallback", False) not in (False, None):
-        raise ValueError("model.byte_fallback: unsupported: byte-level BPE needs no byte fallback")
+    byte_fallback = _field(model, "byte_fallback", bool, "model", False)
+    if byte_fallback:
+        # tokenizers falls back to <0xXX> tokens only for a character missing from the vocab;
+        # with every byte-level character present (what BpeTrainer writes) it never does.
+        missing = [b for b, char in enumerate(bytes_to_unicode().values()) if char not in vocab]
+        if missing:
+            raise ValueError(
+                f"model.byte_fallback: unsupported here: the byte-level character of byte "
+                f"0x{missing[0]:02X} is not in model.vocab, so tokenizers would fall back to "
+                "<0x..> tokens, which bytepair does not do for a byte-level model"
+            )
     unk = model.get("unk_token")
     if unk is not None and (not isinstance(unk, str) or unk not in vocab):
         raise ValueError(f"model.unk_token: {unk!r} is not in model.vocab")
@@ -120,6 +129,7 @@ def _model_options(model: Mapping[str, Any], vocab: Mapping[str, int]) -> dict[s
         "unk_token": unk,
         "fuse_unk": _field(model, "fuse_unk", bool, "model", False),
         "ignore_merges": _field(model, "ignore_merges", bool, "model", False),
+        "byte_fallback": byte_fallback,
     }
 
 
@@ -256,6 +266,7 @@ def _bpe(
     ignore_merges: bool,
     unk_token: str | None = None,
     fuse_unk: bool = False,
+    byte_fallback: bool = False,
 ) -> dict[str, Any]:
     return {
         "type": "BPE",
@@ -264,7 +275,7 @@ def _bpe(
         "continuing_subword_prefix": None,
         "end_of_word_suffix": None,
         "fuse_unk": fuse_unk,
-        "byte_fallback": False,
+        "byte_fallback": byte_fallback,
         "ignore_merges": ignore_merges,
         "vocab": vocab,
         "merges": merges,
@@ -294,6 +305,7 @@ def tokenizer_json(enc: HasVocabulary) -> dict[str, Any]:
                 ignore_merges=bool(options.get("ignore_merges")),
                 unk_token=options.get("unk_token"),
                 fuse_unk=bool(options.get("fuse_unk")),
+                byte_fallback=bool(options.get("byte_fallback")),
             ),
         }
     return {"version": "1.0", "truncation": None, "padding": None, **body}
