@@ -52,6 +52,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from bytepair.hub import TokenizerConfig
+
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -72,6 +74,9 @@ class Encoding(Decoding, TiktokenApi, _core.EncodingBase):
     >>> enc.decode([257, 32, 256])
     'abc ab'
     """
+
+    #: The settings of the Hub repository the encoding came from (:meth:`from_pretrained`).
+    tokenizer_config: TokenizerConfig | None = None
 
     def __init__(
         self,
@@ -272,6 +277,47 @@ class Encoding(Decoding, TiktokenApi, _core.EncodingBase):
         ([256, 257], [256, 60, 101, 62])
         """
         return _loaded(load_tokenizer_json(path, ignore_settings=ignore_settings))
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        repo_id: str,
+        revision: str | None = None,
+        *,
+        local_files_only: bool = False,
+        cache_dir: str | os.PathLike[str] | None = None,
+        token: str | bool | None = None,
+    ) -> Encoding:
+        """The tokenizer of a Hugging Face Hub model (``"Qwen/Qwen2.5-0.5B-Instruct"``), read
+        through ``huggingface_hub`` (``pip install 'bytepair[hub]'``) and its cache.
+
+        The files (``tokenizer.json``, or ``tokenizer.model``, ``tekken.json``, ``vocab.json`` +
+        ``merges.txt``; ``tokenizer_config.json``, ``special_tokens_map.json``) are fetched by
+        ``huggingface_hub.snapshot_download`` at ``revision`` (a branch, tag or commit; default
+        ``main``), with ``cache_dir`` and ``token`` as it takes them. ``local_files_only=True``
+        or ``HF_HUB_OFFLINE=1`` read the cache only: a model not there is an ``OSError`` saying
+        so. The settings are in :attr:`tokenizer_config` (its ``chat_template`` is what
+        :meth:`encode_chat` uses with ``template="model"``); ``add_bos_token`` and
+        ``add_eos_token``, where the config sets them, decide what ``add_special_tokens=True``
+        adds, as in transformers. See :mod:`bytepair.hub`.
+        """
+        from bytepair import hub
+
+        enc, config = hub.load_pretrained(
+            repo_id,
+            revision,
+            local_files_only=local_files_only,
+            cache_dir=cache_dir,
+            token=token,
+        )
+        loaded = _loaded(enc)
+        loaded._use_tokenizer_config(config)
+        return loaded
+
+    def _use_tokenizer_config(self, config: TokenizerConfig) -> None:
+        """Keep a Hub repository's settings. A rank encoding adds no tokens of its own, so
+        ``add_bos_token``/``add_eos_token`` change nothing here (see the Hugging Face model)."""
+        self.tokenizer_config = config
 
     def save(self, path: str | os.PathLike[str], format: SaveFormat = "tiktoken") -> list[Path]:
         """Write this encoding as ``"tiktoken"`` (a ``.tiktoken`` file), ``"hf"`` (a
