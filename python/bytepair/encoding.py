@@ -34,7 +34,7 @@ from bytepair._arguments import (
 )
 from bytepair._optional import require
 from bytepair._tiktoken_api import TiktokenApi
-from bytepair.chat import ChatTemplate, SpecialMatch
+from bytepair.chat import ChatTemplate, JinjaTemplate, SpecialMatch
 from bytepair.decoding import Decoding
 from bytepair.decoding import StreamDecoder as StreamDecoder  # re-exported: its old home
 from bytepair.formats import SaveFormat
@@ -604,22 +604,36 @@ class Encoding(Decoding, TiktokenApi, _core.EncodingBase):
 
     def encode_chat(
         self,
-        messages: Sequence[Mapping[str, str]],
-        template: str | ChatTemplate = "chatml",
+        messages: Sequence[Mapping[str, Any]],
+        template: str | ChatTemplate | JinjaTemplate = "chatml",
         *,
         add_generation_prompt: bool = False,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        documents: Sequence[Mapping[str, Any]] | None = None,
+        variables: Mapping[str, Any] | None = None,
     ) -> list[int]:
         """Encode a chat: control tokens from the template as ids, every message's content as
         ordinary text, so no message can produce a control token (prompt injection).
 
-        ``messages`` is a list of ``{"role": ..., "content": ...}``; ``template`` is
-        ``"chatml"``, ``"llama3"`` or a :class:`bytepair.chat.ChatTemplate`. Wrong types are a
-        ``TypeError``, unknown roles or keys a ``ValueError``; so is a template whose special
-        tokens this encoding lacks (the message shows how to add them with
-        :meth:`with_special_tokens`).
+        ``template`` is ``"chatml"``, ``"llama3"``, a :class:`bytepair.chat.ChatTemplate`, a
+        Hugging Face chat template (Jinja source or a :class:`bytepair.chat.JinjaTemplate`), or
+        ``"model"``: the template of the Hub model the encoding came from
+        (:meth:`from_pretrained`). Jinja templates render as transformers renders them, with
+        ``tools``, ``documents`` and ``variables`` (``date_string``, ...; the special tokens of
+        the model's config are there already); only the template's own text may give special
+        tokens (see :mod:`bytepair.chat.jinja`). For ``ChatTemplate`` messages are
+        ``{"role": ..., "content": ...}``. Wrong types are a ``TypeError``, unknown roles or
+        keys a ``ValueError``; so is a ``ChatTemplate`` whose special tokens this encoding lacks
+        (the message shows how to add them with :meth:`with_special_tokens`).
         """
         return chat.encode_chat(
-            self, messages, template, add_generation_prompt=add_generation_prompt
+            self,
+            messages,
+            template,
+            add_generation_prompt=add_generation_prompt,
+            tools=tools,
+            documents=documents,
+            variables=variables,
         )
 
     def find_special(self, text: str, *, names: Iterable[str] | None = None) -> list[SpecialMatch]:
