@@ -354,8 +354,18 @@ def test_report_json_counts_equal_encoding_count(vocab: str, prompt_files: dict[
     assert data["prompts_count"] == len(texts)
     sources = [p["source"] for p in data["prompts"]]
     assert sources[2].endswith("evals.jsonl:1") and sources[5].endswith("data.csv:3")
+    # The two chats count as OpenAI's cookbook counts them: every value of every message, 3
+    # tokens per message and 3 priming the reply.
+    chats = {
+        2: [("user", STRAWBERRY)],
+        3: [("system", "Answer with a number."), ("user", "What is 17 * 23?")],
+    }
     for name in ("o200k_base", "cl100k_base"):
-        expected = [enc(name).count(t) for t in texts]
+        e = enc(name)
+        expected = [
+            3 + sum(3 + e.count(r) + e.count(c) for r, c in chats[i]) if i in chats else e.count(t)
+            for i, t in enumerate(texts)
+        ]
         assert [p["tokens"][name] for p in data["prompts"]] == expected
         assert data["totals"][name] == sum(expected)
         stats = next(t for t in data["tokenizers"] if t["label"] == name)
@@ -370,6 +380,9 @@ def test_report_json_counts_equal_encoding_count(vocab: str, prompt_files: dict[
             sum(expected) / sum(len(t.split()) for t in texts)
         )
         assert stats["costs"]  # the packaged prices have models for both
+        content = sum(e.count(c) for chat in chats.values() for _, c in chat)
+        overhead = sum(expected[i] for i in chats) - content
+        assert (stats["chat_overhead"], stats["chat_overhead_method"]) == (overhead, "openai")
 
 
 def test_report_jsonl_field_and_prices(
@@ -450,11 +463,16 @@ def test_report_table_markdown_csv(vocab: str, prompt_files: dict[str, Path]) ->
     rows = list(csv.DictReader(io.StringIO(ok(*args, "--format", "csv").stdout)))
     o200k_rows = [r for r in rows if r["tokenizer"] == "o200k_base"]
     assert {r["model"] for r in o200k_rows} >= {"gpt-4o", "gpt-4o-mini"}
-    total = sum(
-        enc("o200k_base").count(t)
-        for t in (STRAWBERRY, "Answer with a number.\n\nWhat is 17 * 23?")
+    # The chats as OpenAI's cookbook counts them (see test_report_json_counts_equal_...).
+    e = enc("o200k_base")
+    total = (
+        (3 + 3 + e.count("user") + e.count(STRAWBERRY))
+        + (3 + 3 + e.count("system") + e.count("Answer with a number."))
+        + (3 + e.count("user") + e.count("What is 17 * 23?"))
     )
     assert all(int(r["total_tokens"]) == total for r in o200k_rows)
+    assert all(r["chat_overhead_method"] == "openai" for r in o200k_rows)
+    assert "chat overhead" in table and "(est.)" in table and "cookbook" in table
     assert all(int(r["output_tokens"]) == 100 for r in o200k_rows)
 
     no_prices = ok(*args, "--no-prices").stdout

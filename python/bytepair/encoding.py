@@ -34,7 +34,7 @@ from bytepair._arguments import (
 )
 from bytepair._optional import require
 from bytepair._tiktoken_api import TiktokenApi
-from bytepair.chat import ChatTemplate, SpecialMatch
+from bytepair.chat import ChatTemplate, JinjaTemplate, SpecialMatch
 from bytepair.decoding import Decoding
 from bytepair.decoding import StreamDecoder as StreamDecoder  # re-exported: its old home
 from bytepair.formats import SaveFormat
@@ -51,6 +51,8 @@ if TYPE_CHECKING:
 
     import numpy as np
     import numpy.typing as npt
+
+    from bytepair.hub import TokenizerConfig
 
 
 _T = TypeVar("_T")
@@ -72,6 +74,9 @@ class Encoding(Decoding, TiktokenApi, _core.EncodingBase):
     >>> enc.decode([257, 32, 256])
     'abc ab'
     """
+
+    #: The settings of the Hub repository the encoding came from (:meth:`from_pretrained`).
+    tokenizer_config: TokenizerConfig | None = None
 
     def __init__(
         self,
@@ -272,6 +277,47 @@ class Encoding(Decoding, TiktokenApi, _core.EncodingBase):
         ([256, 257], [256, 60, 101, 62])
         """
         return _loaded(load_tokenizer_json(path, ignore_settings=ignore_settings))
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        repo_id: str,
+        revision: str | None = None,
+        *,
+        local_files_only: bool = False,
+        cache_dir: str | os.PathLike[str] | None = None,
+        token: str | bool | None = None,
+    ) -> Encoding:
+        """The tokenizer of a Hugging Face Hub model (``"Qwen/Qwen2.5-0.5B-Instruct"``), read
+        through ``huggingface_hub`` (``pip install 'bytepair[hub]'``) and its cache.
+
+        The files (``tokenizer.json``, or ``tokenizer.model``, ``tekken.json``, ``vocab.json`` +
+        ``merges.txt``; ``tokenizer_config.json``, ``special_tokens_map.json``) are fetched by
+        ``huggingface_hub.snapshot_download`` at ``revision`` (a branch, tag or commit; default
+        ``main``), with ``cache_dir`` and ``token`` as it takes them. ``local_files_only=True``
+        or ``HF_HUB_OFFLINE=1`` read the cache only: a model not there is an ``OSError`` saying
+        so. The settings are in :attr:`tokenizer_config` (its ``chat_template`` is what
+        :meth:`encode_chat` uses with ``template="model"``); ``add_bos_token`` and
+        ``add_eos_token``, where the config sets them, decide what ``add_special_tokens=True``
+        adds, as in transformers. See :mod:`bytepair.hub`.
+        """
+        from bytepair import hub
+
+        enc, config = hub.load_pretrained(
+            repo_id,
+            revision,
+            local_files_only=local_files_only,
+            cache_dir=cache_dir,
+            token=token,
+        )
+        loaded = _loaded(enc)
+        loaded._use_tokenizer_config(config)
+        return loaded
+
+    def _use_tokenizer_config(self, config: TokenizerConfig) -> None:
+        """Keep a Hub repository's settings. A rank encoding adds no tokens of its own, so
+        ``add_bos_token``/``add_eos_token`` change nothing here (see the Hugging Face model)."""
+        self.tokenizer_config = config
 
     def save(self, path: str | os.PathLike[str], format: SaveFormat = "tiktoken") -> list[Path]:
         """Write this encoding as ``"tiktoken"`` (a ``.tiktoken`` file), ``"hf"`` (a
@@ -558,22 +604,36 @@ class Encoding(Decoding, TiktokenApi, _core.EncodingBase):
 
     def encode_chat(
         self,
-        messages: Sequence[Mapping[str, str]],
-        template: str | ChatTemplate = "chatml",
+        messages: Sequence[Mapping[str, Any]],
+        template: str | ChatTemplate | JinjaTemplate = "chatml",
         *,
         add_generation_prompt: bool = False,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        documents: Sequence[Mapping[str, Any]] | None = None,
+        variables: Mapping[str, Any] | None = None,
     ) -> list[int]:
         """Encode a chat: control tokens from the template as ids, every message's content as
         ordinary text, so no message can produce a control token (prompt injection).
 
-        ``messages`` is a list of ``{"role": ..., "content": ...}``; ``template`` is
-        ``"chatml"``, ``"llama3"`` or a :class:`bytepair.chat.ChatTemplate`. Wrong types are a
-        ``TypeError``, unknown roles or keys a ``ValueError``; so is a template whose special
-        tokens this encoding lacks (the message shows how to add them with
-        :meth:`with_special_tokens`).
+        ``template`` is ``"chatml"``, ``"llama3"``, a :class:`bytepair.chat.ChatTemplate`, a
+        Hugging Face chat template (Jinja source or a :class:`bytepair.chat.JinjaTemplate`), or
+        ``"model"``: the template of the Hub model the encoding came from
+        (:meth:`from_pretrained`). Jinja templates render as transformers renders them, with
+        ``tools``, ``documents`` and ``variables`` (``date_string``, ...; the special tokens of
+        the model's config are there already); only the template's own text may give special
+        tokens (see :mod:`bytepair.chat.jinja`). For ``ChatTemplate`` messages are
+        ``{"role": ..., "content": ...}``. Wrong types are a ``TypeError``, unknown roles or
+        keys a ``ValueError``; so is a ``ChatTemplate`` whose special tokens this encoding lacks
+        (the message shows how to add them with :meth:`with_special_tokens`).
         """
         return chat.encode_chat(
-            self, messages, template, add_generation_prompt=add_generation_prompt
+            self,
+            messages,
+            template,
+            add_generation_prompt=add_generation_prompt,
+            tools=tools,
+            documents=documents,
+            variables=variables,
         )
 
     def find_special(self, text: str, *, names: Iterable[str] | None = None) -> list[SpecialMatch]:

@@ -27,6 +27,7 @@ control tokens into a prompt, from safest to riskiest (SECURITY.md says more):
 
 from __future__ import annotations
 
+from bytepair.chat.jinja import JinjaTemplate as JinjaTemplate
 from bytepair.chat.lookalikes import KNOWN_CONTROL_TOKENS as KNOWN_CONTROL_TOKENS
 from bytepair.chat.lookalikes import SpecialMatch as SpecialMatch
 from bytepair.chat.lookalikes import find_special as find_special

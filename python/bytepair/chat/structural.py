@@ -6,13 +6,15 @@ calls :func:`encode_chat`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Protocol
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
 
+from bytepair.chat.jinja import JinjaTemplate, is_jinja, template_parts
 from bytepair.chat.templates import (
     IM_END,
     IM_START,
     ChatTemplate,
+    Part,
     Special,
     _short,
     resolve_template,
@@ -59,17 +61,85 @@ def _missing_specials_message(enc: ChatEncoder, template: ChatTemplate, missing:
     )
 
 
+def _model_template(enc: ChatEncoder, tools: object) -> JinjaTemplate:
+    """The chat template of the Hub repository ``enc`` came from (``template="model"``)."""
+    config = getattr(enc, "tokenizer_config", None)
+    templates = getattr(config, "chat_templates", None) or {}
+    # As transformers picks: the "tool_use" template when tools are given and there is one.
+    name = "tool_use" if tools is not None and "tool_use" in templates else "default"
+    if name not in templates:
+        raise ValueError(
+            f"encoding {enc.name!r} has no chat template of its model (template='model' needs "
+            "an encoding from Encoding.from_pretrained whose tokenizer_config.json has one)"
+        )
+    return JinjaTemplate(templates[name], name=f"{enc.name}:{name}")
+
+
+def _jinja_template(enc: ChatEncoder, template: object, tools: object) -> JinjaTemplate | None:
+    if isinstance(template, JinjaTemplate):
+        return template
+    if template == "model":
+        return _model_template(enc, tools)
+    if isinstance(template, str) and is_jinja(template):
+        return JinjaTemplate(template)
+    return None
+
+
+def _encode_parts(enc: ChatEncoder, parts: Iterable[Part]) -> list[int]:
+    ids: list[int] = []
+    text: list[str] = []
+    # Adjacent text (literal and content) is encoded as one string, so the ids equal those of
+    # the rendered prompt encoded with the control tokens allowed (when content is clean).
+    for part in parts:
+        if isinstance(part, Special):
+            if text:
+                ids += enc.encode_ordinary("".join(text))
+                text.clear()
+            ids.append(enc.encode_single_token(part.token))
+        else:
+            text.append(part)
+    if text:
+        ids += enc.encode_ordinary("".join(text))
+    return ids
+
+
+def template_variables(enc: ChatEncoder, variables: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The variables a Jinja template gets: the special tokens of the encoding's Hub config
+    (``bos_token``, ...), then ``variables``."""
+    config = getattr(enc, "tokenizer_config", None)
+    own = config.template_variables() if config is not None else {}
+    return {**own, **(variables or {})}
+
+
 def encode_chat(
     enc: ChatEncoder,
     messages: object,
-    template: str | ChatTemplate = "chatml",
+    template: str | ChatTemplate | JinjaTemplate = "chatml",
     *,
     add_generation_prompt: bool = False,
+    tools: Iterable[Mapping[str, Any]] | None = None,
+    documents: Iterable[Mapping[str, Any]] | None = None,
+    variables: Mapping[str, Any] | None = None,
 ) -> list[int]:
     """The ids of a chat, built structurally (see :meth:`Encoding.encode_chat`)."""
-    tmpl = resolve_template(template)
     if not isinstance(add_generation_prompt, bool):
         raise TypeError("add_generation_prompt must be True or False")
+    jinja = _jinja_template(enc, template, tools)
+    if jinja is not None:
+        parts = template_parts(
+            jinja,
+            enc.special_tokens_set,
+            messages,
+            tools=tools,
+            documents=documents,
+            add_generation_prompt=add_generation_prompt,
+            variables=template_variables(enc, variables),
+        )
+        return _encode_parts(enc, parts)
+    if tools is not None or documents is not None or variables is not None:
+        raise TypeError("tools, documents and variables apply to Jinja templates only")
+    assert not isinstance(template, JinjaTemplate)
+    tmpl = resolve_template(template)
     specials = enc.special_tokens_set
     missing = sorted(tmpl.special_tokens() - specials)
     if missing:
@@ -83,18 +153,4 @@ def encode_chat(
                     f"template {tmpl.name!r} has the special token {token} inside literal "
                     f"text {_short(literal)}; write Special({token!r}) to insert it"
                 )
-    ids: list[int] = []
-    text: list[str] = []
-    # Adjacent text (literal and content) is encoded as one string, so the ids equal those of
-    # the rendered prompt encoded with the control tokens allowed (when content is clean).
-    for part in tmpl.parts(messages, add_generation_prompt=add_generation_prompt):
-        if isinstance(part, Special):
-            if text:
-                ids += enc.encode_ordinary("".join(text))
-                text.clear()
-            ids.append(enc.encode_single_token(part.token))
-        else:
-            text.append(part)
-    if text:
-        ids += enc.encode_ordinary("".join(text))
-    return ids
+    return _encode_parts(enc, tmpl.parts(messages, add_generation_prompt=add_generation_prompt))

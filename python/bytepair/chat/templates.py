@@ -291,6 +291,7 @@ def resolve_template(template: str | ChatTemplate) -> ChatTemplate:
         except KeyError:
             raise ValueError(
                 f"unknown chat template {_short(template)}; known: {', '.join(TEMPLATES)}, "
-                "or pass a ChatTemplate"
+                "'model' (the template of a Hub model's encoding), Jinja source, or a "
+                "ChatTemplate"
             ) from None
     raise TypeError(f"template must be a name or a ChatTemplate, got {type(template).__name__}")

@@ -1,11 +1,12 @@
 """The ``bytepair`` command: count, encode, decode, show, report, train, convert and list.
 
 Every subcommand picks its tokenizer the same way: ``-e NAME`` (an encoding: ``o200k_base``),
-``-m MODEL`` (a model: ``gpt-4o``) or ``-t FILE`` (a vocabulary file); ``o200k_base`` when none
-is given. Vocabulary files for names are found as :func:`bytepair.get_encoding` finds them
-(``--vocab-dir``, ``BYTEPAIR_VOCAB_DIR``, the cache). A mistake in what the user gave (an
-unknown name, a missing file, a bad line of JSON) is reported on one line of standard error,
-with a non-zero exit status, never with a traceback.
+``-m MODEL`` (a model: ``gpt-4o``), ``-t FILE`` (a vocabulary file) or ``--hf ORG/MODEL`` (a
+Hugging Face Hub model, through its cache); ``o200k_base`` when none is given. Vocabulary files
+for names are found as :func:`bytepair.get_encoding` finds them (``--vocab-dir``,
+``BYTEPAIR_VOCAB_DIR``, the cache). A mistake in what the user gave (an unknown name, a missing
+file, a bad line of JSON) is reported on one line of standard error, with a non-zero exit
+status, never with a traceback.
 """
 
 from __future__ import annotations

@@ -102,9 +102,9 @@ class Group(click.Group):
 
 
 def tokenizer_options(multiple: bool) -> Callable[[F], F]:
-    """-e/-m/-t (and --pattern, --vocab-dir). They are always collected as lists so that a
+    """-e/-m/-t/--hf (and --pattern, --vocab-dir). They are always collected as lists so that a
     command taking one tokenizer can refuse a repeated option instead of keeping the last."""
-    more = " Repeatable (shown in the order -e, -m, -t)." if multiple else ""
+    more = " Repeatable (shown in the order -e, -m, -t, --hf)." if multiple else ""
 
     def decorate(f: F) -> F:
         options = [
@@ -135,6 +135,14 @@ def tokenizer_options(multiple: bool) -> Callable[[F], F]:
                 f"vocab.bpe, vocab.json + merges.txt.{more}",
             ),
             click.option(
+                "--hf",
+                "hf_repos",
+                multiple=True,
+                metavar="ORG/MODEL",
+                help="The tokenizer of a Hugging Face Hub model, through the Hugging Face cache "
+                f"(HF_HUB_OFFLINE=1 reads the cache only; needs bytepair[hub]).{more}",
+            ),
+            click.option(
                 "--pattern",
                 metavar="NAME|REGEX",
                 help="Pre-tokenizer pattern for a -t file that does not store one "
@@ -161,6 +169,7 @@ class TokenizerChoice:
     files: tuple[str, ...]
     pattern: str | None
     vocab_dir: Path | None
+    hf_repos: tuple[str, ...] = ()
 
     @staticmethod
     def of(
@@ -169,6 +178,7 @@ class TokenizerChoice:
         tokenizer_files: str | tuple[str, ...] | None,
         pattern: str | None,
         vocab_dir: Path | None,
+        hf_repos: str | tuple[str, ...] | None = None,
     ) -> TokenizerChoice:
         def many(value: str | tuple[str, ...] | None) -> tuple[str, ...]:
             if value is None:
@@ -176,7 +186,12 @@ class TokenizerChoice:
             return (value,) if isinstance(value, str) else tuple(value)
 
         return TokenizerChoice(
-            many(encodings), many(models), many(tokenizer_files), pattern, vocab_dir
+            many(encodings),
+            many(models),
+            many(tokenizer_files),
+            pattern,
+            vocab_dir,
+            many(hf_repos),
         )
 
 
@@ -210,7 +225,7 @@ def _resolve(name: str, vocab_dir: Path | None) -> Tokenizer:
 
 
 def chosen_tokenizers(choice: TokenizerChoice) -> list[Tokenizer]:
-    """The tokenizers chosen with -e/-m/-t (o200k_base when none), in that order."""
+    """The tokenizers chosen with -e/-m/-t/--hf (o200k_base when none), in that order."""
     found: list[Tokenizer] = []
     for name in choice.encodings:
         if name not in registry.ENCODINGS:
@@ -231,6 +246,9 @@ def chosen_tokenizers(choice: TokenizerChoice) -> list[Tokenizer]:
     for path in choice.files:
         encoding = load_tokenizer_file(path, choice.pattern)
         found.append(Tokenizer(encoding.name, encoding))
+    for repo_id in choice.hf_repos:
+        encoding = Encoding.from_pretrained(repo_id)
+        found.append(Tokenizer(encoding.name, encoding))
     if choice.pattern is not None and not choice.files:
         fail("--pattern applies to a tokenizer file: use it with -t FILE")
     if not found:
@@ -244,15 +262,16 @@ def one_tokenizer(choice: TokenizerChoice) -> Encoding:
         ("-e/--encoding", choice.encodings),
         ("-m/--model", choice.models),
         ("-t/--tokenizer", choice.files),
+        ("--hf", choice.hf_repos),
     ):
         if len(given) > 1:
             fail(
                 f"{option} given {len(given)} times ({', '.join(given)}); "
                 f"'{command}' takes one tokenizer"
             )
-    chosen = len(choice.encodings) + len(choice.models) + len(choice.files)
+    chosen = sum(map(len, (choice.encodings, choice.models, choice.files, choice.hf_repos)))
     if chosen > 1:
-        fail("give one tokenizer: -e NAME, -m MODEL or -t FILE")
+        fail("give one tokenizer: -e NAME, -m MODEL, -t FILE or --hf ORG/MODEL")
     return chosen_tokenizers(choice)[0].encoding
 
 

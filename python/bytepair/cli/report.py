@@ -82,6 +82,7 @@ def report(
     encodings: tuple[str, ...],
     models: tuple[str, ...],
     tokenizer_files: tuple[str, ...],
+    hf_repos: tuple[str, ...],
     pattern: str | None,
     vocab_dir: Path | None,
     field: str | None,
@@ -121,7 +122,7 @@ def report(
         if suffix not in supported:
             fail(f"--plot {plot}: give a file ending in .png (or {', '.join(sorted(supported))})")
         check_writable([Path(plot)])  # before the work, not after printing the report
-    choice = TokenizerChoice.of(encodings, models, tokenizer_files, pattern, vocab_dir)
+    choice = TokenizerChoice.of(encodings, models, tokenizer_files, pattern, vocab_dir, hf_repos)
     tokenizers = chosen_tokenizers(choice)
     prices = None if no_prices else load_prices(prices_file)
 

@@ -101,6 +101,7 @@ def encode(
     encodings: tuple[str, ...],
     models: tuple[str, ...],
     tokenizer_files: tuple[str, ...],
+    hf_repos: tuple[str, ...],
     pattern: str | None,
     vocab_dir: Path | None,
     fmt: str | None,
@@ -115,7 +116,7 @@ def encode(
     """
     hint_files(texts, quiet)
     encoding = one_tokenizer(
-        TokenizerChoice.of(encodings, models, tokenizer_files, pattern, vocab_dir)
+        TokenizerChoice.of(encodings, models, tokenizer_files, pattern, vocab_dir, hf_repos)
     )
     inputs = read_inputs(texts, files, "TEXT")
     if fmt is None:
@@ -199,6 +200,7 @@ def decode(
     encodings: tuple[str, ...],
     models: tuple[str, ...],
     tokenizer_files: tuple[str, ...],
+    hf_repos: tuple[str, ...],
     pattern: str | None,
     vocab_dir: Path | None,
     errors: str,
@@ -213,7 +215,7 @@ def decode(
     its own), never in a pipe or a file.
     """
     encoding = one_tokenizer(
-        TokenizerChoice.of(encodings, models, tokenizer_files, pattern, vocab_dir)
+        TokenizerChoice.of(encodings, models, tokenizer_files, pattern, vocab_dir, hf_repos)
     )
     sequences = _id_sequences(ids, files)
     text = ""
@@ -257,6 +259,7 @@ def count(
     encodings: tuple[str, ...],
     models: tuple[str, ...],
     tokenizer_files: tuple[str, ...],
+    hf_repos: tuple[str, ...],
     pattern: str | None,
     vocab_dir: Path | None,
     fmt: str,
@@ -271,7 +274,7 @@ def count(
     """
     hint_files(texts, quiet)
     encoding = one_tokenizer(
-        TokenizerChoice.of(encodings, models, tokenizer_files, pattern, vocab_dir)
+        TokenizerChoice.of(encodings, models, tokenizer_files, pattern, vocab_dir, hf_repos)
     )
     inputs = read_inputs(texts, files, "TEXT")
     counts = [count_text(encoding, item.text, allow_special) for item in inputs]
@@ -329,6 +332,7 @@ def show(
     encodings: tuple[str, ...],
     models: tuple[str, ...],
     tokenizer_files: tuple[str, ...],
+    hf_repos: tuple[str, ...],
     pattern: str | None,
     vocab_dir: Path | None,
     color: bool | None,
@@ -351,7 +355,7 @@ def show(
     """
     hint_files(texts, quiet)
     tokenizers = chosen_tokenizers(
-        TokenizerChoice.of(encodings, models, tokenizer_files, pattern, vocab_dir)
+        TokenizerChoice.of(encodings, models, tokenizer_files, pattern, vocab_dir, hf_repos)
     )
     # Words given as arguments make one text (`bytepair show How are you`); files follow.
     parts = [" ".join(texts)] if texts else []

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from bytepair.hub import TokenizerConfig
+
 __all__ = ["HfEncoding", "build_hf_encoding"]
 
 _Specials = Literal["all"] | Collection[str]
@@ -164,6 +166,59 @@ class HfEncoding(Encoding):
         call = self._batch_call(checked_threads(num_threads, len(texts)), add_special_tokens)
         batch = self._run_batch(call, texts, allowed_special, disallowed_special, repair_first=True)
         return [len(ids) for ids in batch]
+
+    # ---- a Hub repository's settings ------------------------------------------------------
+
+    def _use_tokenizer_config(self, config: TokenizerConfig) -> None:
+        """Keep the settings; where the config sets ``add_bos_token`` or ``add_eos_token``, the
+        post-processor becomes ``[bos] $A [eos]`` with the tokens it asks for, as transformers'
+        ``update_post_processor`` makes it (a flag it leaves unset counts as false)."""
+        super()._use_tokenizer_config(config)
+        if config.add_bos_token is None and config.add_eos_token is None:
+            return
+        by_content = {t.content: t.id for t in self._pipeline.added}
+
+        def token(text: str | None, wanted: bool | None) -> tuple[str, int] | None:
+            if not wanted or text is None:
+                return None
+            if text in by_content:
+                return text, by_content[text]
+            try:
+                return text, self.encode_single_token(text)
+            except KeyError:
+                raise ValueError(
+                    f"{config.repo_id}: tokenizer_config.json adds {text!r}, which the "
+                    "vocabulary does not have"
+                ) from None
+
+        bos = token(config.bos_token, config.add_bos_token)
+        eos = token(config.eos_token, config.add_eos_token)
+        single: list[dict[str, Any]] = []
+        if bos is not None:
+            single.append({"SpecialToken": {"id": bos[0], "type_id": 0}})
+        single.append({"Sequence": {"id": "A", "type_id": 0}})
+        if eos is not None:
+            single.append({"SpecialToken": {"id": eos[0], "type_id": 0}})
+        post_processor = {
+            "type": "TemplateProcessing",
+            "single": single,
+            "pair": [
+                *single,
+                *(
+                    {"Sequence": {"id": "B", "type_id": 1}}
+                    if "Sequence" in item
+                    else {"SpecialToken": {"id": item["SpecialToken"]["id"], "type_id": 1}}
+                    for item in single
+                ),
+            ],
+            "special_tokens": {
+                text: {"id": text, "ids": [id_], "tokens": [text]}
+                for text, id_ in (t for t in (bos, eos) if t is not None)
+            },
+        }
+        self._pipeline.prefix = [bos[1]] if bos is not None else []
+        self._pipeline.suffix = [eos[1]] if eos is not None else []
+        self._pipeline.config["post_processor"] = post_processor
 
     # ---- what a copy made from ranks would lose --------------------------------------------
 

@@ -25,6 +25,8 @@ With real vocabularies (found like :func:`bytepair.get_encoding`)::
 
 from __future__ import annotations
 
+from bytepair.report.chat import ChatCount as ChatCount
+from bytepair.report.chat import count_chat as count_chat
 from bytepair.report.page import html_page as html_page
 from bytepair.report.prices import ModelPrice as ModelPrice
 from bytepair.report.prices import PricesError as PricesError
@@ -48,6 +50,7 @@ from bytepair.report.stats import resolve_tokenizer as resolve_tokenizer
 from bytepair.report.stats import token_report as token_report
 
 __all__ = [
+    "ChatCount",
     "Cost",
     "MissingExtraError",
     "ModelPrice",
@@ -59,6 +62,7 @@ __all__ = [
     "TokenPiece",
     "Tokenizer",
     "TokenizerStats",
+    "count_chat",
     "default_prices",
     "html_page",
     "load_prices",

@@ -17,8 +17,9 @@ can point at it.
   the columns ``prompt``, ``text``, ``input``, ``content`` (or the only column).
 
 Chat ``messages`` (``[{"role": "user", "content": "..."}]``, content as a string or as a list of
-``{"type": "text", "text": ...}`` parts) become the contents joined by blank lines. The few
-tokens a chat template adds per message (about 3 to 4 with OpenAI's models) are not counted.
+``{"type": "text", "text": ...}`` parts) become the contents joined by blank lines; the prompt
+keeps the messages, and the object's ``tools``, for a report to count the chat template's
+tokens too.
 
 >>> import json, pathlib, tempfile
 >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -34,7 +35,7 @@ import csv
 import json
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -63,10 +64,15 @@ IN_FOLDERS = (".txt", ".md", ".markdown", ".text", ".prompt", ".jsonl", ".ndjson
 
 @dataclass(frozen=True)
 class Prompt:
-    """One prompt's text and where it came from (a file, ``file:line``, or a label)."""
+    """One prompt's text and where it came from (a file, ``file:line``, or a label).
+
+    A chat prompt also keeps its ``messages`` (and the ``tools`` beside them), so that a report
+    counts what the model receives (see :mod:`bytepair.report.chat`)."""
 
     text: str
     source: str = ""
+    messages: tuple[Any, ...] | None = field(default=None, repr=False, compare=False)
+    tools: tuple[Any, ...] | None = field(default=None, repr=False, compare=False)
 
 
 class PromptError(ValueError):
@@ -214,6 +220,34 @@ def _json_type(value: Any) -> str:
     return "object"
 
 
+def _chat_of(item: Any, field: str | None) -> tuple[tuple[Any, ...] | None, tuple[Any, ...] | None]:
+    """The messages and tools of a chat item, as :func:`_item_text` finds its text (None, None
+    for other prompts). Tools are the ``tools`` beside the messages."""
+    parent: Any = None
+    value: Any = item
+    if field is not None:
+        head, _, _ = field.rpartition(".")
+        parent = _lookup(item, head)[1] if head else item
+        value = _lookup(item, field)[1]
+    elif isinstance(item, dict):
+        name = next((n for n in DEFAULT_FIELDS if n in item), None)
+        if name != "messages":
+            return None, None
+        parent, value = item, item["messages"]
+    if isinstance(value, dict) and _is_messages(value.get("messages")):
+        parent, value = value, value["messages"]
+    if not _is_messages(value):
+        return None, None
+    tools = parent.get("tools") if isinstance(parent, dict) else None
+    return tuple(value), tuple(tools) if isinstance(tools, list) and tools else None
+
+
+def _prompt(item: Any, field: str | None, where: str) -> Prompt:
+    text = _item_text(item, field, where)
+    messages, tools = _chat_of(item, field)
+    return Prompt(text, where, messages, tools)
+
+
 def _from_jsonl(path: str, field: str | None) -> list[Prompt]:
     prompts = []
     for number, line in enumerate(read_text_file(path).splitlines(), 1):
@@ -224,7 +258,7 @@ def _from_jsonl(path: str, field: str | None) -> list[Prompt]:
             item = json.loads(line)
         except json.JSONDecodeError as e:
             raise PromptError(f"{where}: invalid JSON: {e.msg} (column {e.colno})") from None
-        prompts.append(Prompt(_item_text(item, field, where), where))
+        prompts.append(_prompt(item, field, where))
     return prompts
 
 
@@ -234,10 +268,7 @@ def _from_json(path: str, field: str | None) -> list[Prompt]:
     except json.JSONDecodeError as e:
         raise PromptError(f"{path}:{e.lineno}: invalid JSON: {e.msg} (column {e.colno})") from None
     if isinstance(data, list) and not _is_messages(data):
-        return [
-            Prompt(_item_text(item, field, f"{path}[{i}]"), f"{path}[{i}]")
-            for i, item in enumerate(data)
-        ]
+        return [_prompt(item, field, f"{path}[{i}]") for i, item in enumerate(data)]
     return [Prompt(_item_text(data, field, path), path)]
 
 

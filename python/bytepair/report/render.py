@@ -91,6 +91,12 @@ _ROWS: list[tuple[str, str]] = [
 ]
 
 
+def _overhead(stats: TokenizerStats) -> str:
+    if stats.overhead is None:
+        return "-"
+    return f"{stats.overhead:,}" + (" (est.)" if stats.overhead_method == "openai" else "")
+
+
 def _stat_rows(report: Report) -> list[list[str]]:
     rows = []
     for title, attr in _ROWS:
@@ -99,6 +105,8 @@ def _stat_rows(report: Report) -> list[list[str]]:
             value = getattr(stats, attr)
             row.append(_ratio(value) if attr.endswith(("_token", "_word")) else _number(value))
         rows.append(row)
+    if any(s.overhead is not None for s in report.tokenizers):
+        rows.append(["chat overhead", *(_overhead(s) for s in report.tokenizers)])
     return rows
 
 
@@ -156,6 +164,16 @@ def _cost_title(report: Report) -> str:
 
 def _notes(report: Report) -> list[str]:
     notes = []
+    if any(s.overhead_method == "openai" for s in report.tokenizers):
+        notes.append(
+            "chat overhead (est.): OpenAI's cookbook method (3 tokens per message, 1 per name, "
+            "3 priming the reply, tool definitions as it counts them); OpenAI does not publish "
+            "its format"
+        )
+    chats = any(p.messages is not None for p in report.prompts)
+    for stats in report.tokenizers:
+        if chats and stats.overhead is None:
+            notes.append(f"{stats.label}: no chat template known, message text only")
     if report.prices is not None:
         for stats in report.tokenizers:
             for model in stats.unpriced:
@@ -232,6 +250,8 @@ def report_csv(report: Report) -> str:
         "bytes_per_token",
         "chars_per_token",
         "tokens_per_word",
+        "chat_overhead",
+        "chat_overhead_method",
     ]
     cost_keys = [
         "model",

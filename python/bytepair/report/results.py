@@ -95,6 +95,11 @@ class TokenizerStats:
     costs: tuple[Cost, ...] = ()
     unpriced: tuple[str, ...] = ()
     """Models asked for (``-m``) that the price table has no price for."""
+    overhead: int | None = None
+    """Of ``total``, the tokens of chat prompts beyond their messages' text (the template's, or
+    the cookbook's estimate); None when no prompt is a chat or the chat format is unknown."""
+    overhead_method: str | None = None
+    """How ``overhead`` was counted: ``"template"`` (exact) or ``"openai"`` (an estimate)."""
 
     @property
     def prompts(self) -> int:
@@ -117,6 +122,8 @@ class TokenizerStats:
             "tokens_per_word": self.tokens_per_word,
             "costs": [c.to_dict() for c in self.costs],
             "unpriced_models": list(self.unpriced),
+            "chat_overhead": self.overhead,
+            "chat_overhead_method": self.overhead_method,
         }
 
 

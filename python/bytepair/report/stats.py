@@ -20,6 +20,7 @@ from pathlib import Path
 
 from bytepair.encoding import Encoding
 from bytepair.registry import encoding_name_for_model, get_encoding, list_encoding_names
+from bytepair.report.chat import chat_method, count_chat_with
 from bytepair.report.prices import PriceTable, load_prices
 from bytepair.report.prompts import Prompt
 from bytepair.report.render import plot_lengths, report_csv, report_markdown, report_table
@@ -132,12 +133,36 @@ def _ratio(numerator: int, denominator: int) -> float | None:
     return numerator / denominator if denominator else None
 
 
+def _chat_counts(
+    spec: Tokenizer, prompts: Sequence[Prompt], counts: list[int]
+) -> tuple[int | None, str | None]:
+    """Replace the counts of chat prompts by what the model receives; the overhead in all and
+    how it was counted (None, None when no prompt is a chat or the format is unknown)."""
+    chats = [i for i, p in enumerate(prompts) if p.messages is not None]
+    model = spec.models[0] if spec.models else None
+    method = chat_method(spec.encoding, model) if chats else None
+    if method is None:
+        return None, None
+    overhead = 0
+    for i in chats:
+        prompt = prompts[i]
+        assert prompt.messages is not None
+        try:
+            n = count_chat_with(spec.encoding, prompt.messages, prompt.tools, method=method)
+        except (ValueError, TypeError) as e:
+            raise ValueError(f"{prompt.source}: {e}") from None
+        counts[i] = n.tokens
+        overhead += n.overhead
+    return overhead, method
+
+
 def _stats(
     tokenizer: Tokenizer,
     counts: list[int],
     totals: tuple[int, int, int],
     prices: PriceTable | None,
     output_tokens: int,
+    chat: tuple[int | None, str | None] = (None, None),
 ) -> TokenizerStats:
     total_bytes, total_chars, total_words = totals
     ordered = sorted(counts)
@@ -172,6 +197,8 @@ def _stats(
         tokens_per_word=_ratio(total, total_words),
         costs=tuple(costs),
         unpriced=tuple(unpriced),
+        overhead=chat[0],
+        overhead_method=chat[1],
     )
 
 
@@ -212,7 +239,10 @@ def token_report(
             1024 prompts or a million characters), for a progress bar.
 
     Text that spells a special token (``<|endoftext|>``) is counted as ordinary text, as a
-    provider's API treats user text.
+    provider's API treats user text. A chat prompt (a :class:`Prompt` with ``messages``) counts
+    what the model receives (:mod:`bytepair.report.chat`): the model's chat template where the
+    encoding has one, OpenAI's cookbook estimate for OpenAI's encodings and models; the tokens
+    beyond the messages' text are each tokenizer's ``overhead``.
 
     >>> from bytepair import Encoding
     >>> enc = Encoding("bytes", pat_str=r".", special_tokens={},
@@ -265,7 +295,8 @@ def token_report(
                 )
             if progress is not None:
                 progress(len(chunk))
-        results.append(_stats(spec, counts, totals, table, output_tokens))
+        chat = _chat_counts(spec, items, counts)
+        results.append(_stats(spec, counts, totals, table, output_tokens, chat))
     return Report(
         prompts=items,
         tokenizers=tuple(results),
