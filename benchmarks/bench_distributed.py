@@ -16,14 +16,17 @@ import argparse
 import json
 import math
 import os
+import pickle
 import platform
 import random
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +35,7 @@ from _report import write_section
 
 import bytepair
 from bytepair import registry
-from bytepair.distributed import count_pieces, load_tokens, tokenize
+from bytepair.distributed import count_pieces, engines, load_tokens, tokenize
 from bytepair.train import count_pieces as count_pieces_one_process
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,12 +82,27 @@ REPEAT = 1
 
 
 def cpu_seconds() -> float:
-    """CPU time of this process and of its finished children (local worker processes)."""
+    """CPU time of this process, of its finished children, and of the finished children of the
+    fork server that local workers come from (they are its children, not ours)."""
     me, kids = (
         resource.getrusage(resource.RUSAGE_SELF),
         resource.getrusage(resource.RUSAGE_CHILDREN),
     )
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime + forkserver_children_cpu()
+
+
+def forkserver_children_cpu() -> float:
+    """CPU seconds of the fork server's workers that have exited (Linux; else 0)."""
+    from multiprocessing import forkserver
+
+    pid = getattr(forkserver._forkserver, "_forkserver_pid", None)
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    # Fields 16 and 17 of stat (cutime, cstime), counted after the command name.
+    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
 
 
 def timed(fn: Callable[[], Any]) -> tuple[tuple[float, float], Any]:
@@ -95,6 +113,14 @@ def timed(fn: Callable[[], Any]) -> tuple[tuple[float, float], Any]:
         result = fn()
         best = min(best, (time.perf_counter() - start, cpu_seconds() - cpu))
     return best, result
+
+
+def fresh(enc: bytepair.Encoding) -> Callable[[], bytepair.Encoding]:
+    """Copies of ``enc`` made ahead, one per run: an encoding caches the pieces it merged, and
+    an in-process row re-run on the same text with one encoding would be timed warm, while each
+    worker builds its own and starts cold."""
+    copies = [pickle.loads(pickle.dumps(enc)) for _ in range(REPEAT)]
+    return copies.pop
 
 
 def plain_loop(files: list[Path], enc: bytepair.Encoding, out: Path) -> np.ndarray:
@@ -209,11 +235,19 @@ def main() -> None:
     docs = sum(len(p) for p in paragraphs.values())
     print(f"{len(files)} files, {docs} documents, {mb:.1f} MB of JSON Lines", file=sys.stderr)
 
+    # The fork server local workers come from starts once per process: timed here, on its own.
+    start = time.perf_counter()
+    with ProcessPoolExecutor(1, mp_context=engines._context()) as pool:
+        pool.submit(int).result()
+    forkserver_s = time.perf_counter() - start
+
     rows: list[tuple[str, str, float, float | None]] = []  # (job, how, wall s, CPU s)
-    seconds, reference = timed(lambda: plain_loop(files, enc, tmp / "plain.npy"))
+    copy = fresh(enc)
+    seconds, reference = timed(lambda: plain_loop(files, copy(), tmp / "plain.npy"))
     tokens = len(reference)
     rows.append(("tokenize", "plain loop, 1 process (`encode_ordinary` per document)", *seconds))
-    seconds, batch = timed(lambda: one_process_batch(files, enc, 2))
+    copy = fresh(enc)
+    seconds, batch = timed(lambda: one_process_batch(files, copy(), 2))
     assert np.array_equal(batch, reference)
     rows.append(("tokenize", "1 process, `encode_ordinary_batch`, 2 threads", *seconds))
 
@@ -264,6 +298,7 @@ def main() -> None:
     rows.append(("count pieces", "read, then `bytepair.train.count_pieces`, 1 thread", *seconds))
     for workers in (1, 2):
         run_count("local", workers)
+    bound = two_process_bound()
 
     ray_init = None
     if not args.no_ray:
@@ -282,7 +317,8 @@ def main() -> None:
 
     growth = piece_growth(paragraphs, args.vocab_size, tmp)
     load = max(load, os.getloadavg()[0])
-    report = render(args, enc, len(files), docs, mb, tokens, rows, ray_init, growth, load)
+    starts = {"fork server": forkserver_s, "ray": ray_init}
+    report = render(args, enc, len(files), docs, mb, tokens, rows, starts, bound, growth, load)
     print(report)
     if args.write:
         write_section(report, marker="distributed")
@@ -296,7 +332,8 @@ def render(
     mb: float,
     tokens: int,
     rows: list[tuple[str, str, float, float | None]],
-    ray_init: float | None,
+    starts: dict[str, float | None],
+    bound: float,
     growth: dict[str, Any],
     load: float,
 ) -> str:
@@ -325,11 +362,16 @@ def render(
             f"| {job} | {how} | {seconds:.2f} | {mb / seconds:.1f} | {base / seconds:.2f}x "
             f"| {cpu_text} |"
         )
-    if ray_init is not None:
-        lines += [
-            "",
-            f"Starting the local Ray cluster (`ray.init`, not in the table): {ray_init:.1f} s.",
-        ]
+    lines += [
+        "",
+        f"Starting the fork server that local workers come from, once per process (not in the "
+        f"table): {starts['fork server']:.2f} s.",
+    ]
+    if starts["ray"] is not None:
+        lines.append(
+            f"Starting the local Ray cluster (`ray.init`, not in the table): {starts['ray']:.1f} s."
+        )
+    lines += ["", *scaling_summary(rows, bound)]
     rows_g = growth["rows"]
     lines += [
         "",
@@ -369,6 +411,70 @@ def render(
         "",
     ]
     return "\n".join(lines)
+
+
+def two_process_bound(rounds: int = 16, target_bytes: int = 400_000) -> float:
+    """What the second core gives our encoder now: two processes, each encoding half of a run
+    of paragraphs, against one encoding all of it (median of ``rounds``), as the encoding
+    table's two-thread rows measure it. Two workers cannot do better than this."""
+    from bench_encode import EncoderProcesses
+
+    processes = EncoderProcesses("cl100k_base", target_bytes)
+    try:
+        ratios = [processes.one(1 + r) / processes.two(1 + r) for r in range(rounds)]
+    finally:
+        processes.close()
+    return statistics.median(ratios)
+
+
+def amdahl_serial_fraction(speedup: float, workers: int) -> float:
+    """The serial fraction ``s`` for which Amdahl's law gives ``speedup`` on ``workers``:
+    ``1 / speedup = s + (1 - s) / workers``."""
+    return min(1.0, max(0.0, (workers / speedup - 1) / (workers - 1)))
+
+
+def amdahl(serial: float, workers: int) -> float:
+    return 1 / (serial + (1 - serial) / workers)
+
+
+def scaling_summary(rows: list[tuple[str, str, float, float | None]], bound: float) -> list[str]:
+    """The ratios the scale-out targets are stated in, and what they project to."""
+    wall = {(job, how): seconds for job, how, seconds, _ in rows}
+    baselines = {"tokenize": "plain loop", "count pieces": "read, then"}
+    lines = [
+        "### Scaling of the engines",
+        "",
+        f"Two processes of our encoder, each on half of a run of paragraphs, against one on all "
+        f"of it, measured between the local and the Ray rows (median of 16 rounds): "
+        f"**{bound:.2f}x**, the most two workers can get on this machine now. The serial "
+        "fraction is Amdahl's, solved from the two-worker speed-up (`raw`) and from that "
+        "speed-up taken relative to the two-process bound (`vs bound`, which is what the "
+        "code's own serial part would be on two free cores, 0 where the bound was no higher than "
+        "the speed-up), each projected to 16 and 64 workers. A bound near 1 means the second "
+        "core was taken by other work during the run, and neither fraction says much.",
+        "",
+        "| engine | job | 1 worker / one process | 2 workers / 1 worker | serial fraction "
+        "(raw) | 16 workers | 64 workers | serial fraction (vs bound) | 16 workers | 64 workers |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for engine in ("local", "ray"):
+        for job, prefix in baselines.items():
+            base = next(
+                (t for (j, h), t in wall.items() if j == job and h.startswith(prefix)), None
+            )
+            one = wall.get((job, f'`engine="{engine}"`, 1 worker(s)'))
+            two = wall.get((job, f'`engine="{engine}"`, 2 worker(s)'))
+            if base is None or one is None or two is None:
+                continue
+            speedup = one / two
+            raw = amdahl_serial_fraction(speedup, 2)
+            relative = amdahl_serial_fraction(min(2.0, 2 * speedup / bound), 2)
+            lines.append(
+                f"| {engine} | {job} | {base / one:.2f}x | {speedup:.2f}x | {raw:.2f} "
+                f"| {amdahl(raw, 16):.1f}x | {amdahl(raw, 64):.1f}x | {relative:.2f} "
+                f"| {amdahl(relative, 16):.1f}x | {amdahl(relative, 64):.1f}x |"
+            )
+    return lines
 
 
 def build_kind(core: Path) -> str:

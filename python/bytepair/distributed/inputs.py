@@ -63,7 +63,12 @@ COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".lz4": "lz4"}
 SAMPLE_BY = ("document", "line", "paragraph")
 _GLOB_MAGIC = ("*", "?", "[")
 _WHITESPACE = b" \t\n\r\x0b\x0c"  # what bytes.strip() strips: a line of these is blank
+_BLANK = _WHITESPACE.decode()
+_JSON_SPACE = " \t\n\r"  # the whitespace json.loads allows around a value
 _BUFFER = 1 << 20
+# json's own C scanner, called once per line: json.loads adds three Python frames and two
+# regex matches around the same call, most of the time of a short line.
+_scan_json = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[attr-defined]
 
 
 class InputError(ValueError):
@@ -328,6 +333,33 @@ def _lines_from(f: IO[bytes], start: int) -> Iterator[tuple[int, bytes]]:
         pos += len(line)
 
 
+def _line_blocks(f: IO[bytes], start: int, end: int) -> Iterator[tuple[int, bytes]]:
+    """``(offset, block)``: the lines that start in ``[start, end)`` (``end`` -1: to the end of
+    the file), in blocks of whole lines of about ``_BUFFER`` bytes."""
+    pos = 0
+    if start > 0:
+        f.seek(start - 1)
+        f.readline()  # as in _lines_from: the line holding byte start - 1 is not ours
+        pos = f.tell()
+    while end < 0 or pos < end:
+        block = f.read(_BUFFER if end < 0 else min(_BUFFER, end - pos))
+        if not block:
+            return
+        if not block.endswith(b"\n"):
+            block += f.readline()  # the last line started before the limit: it is ours
+        yield pos, block
+        pos += len(block)
+
+
+def _split_lines(pos: int, block: bytes) -> Iterator[tuple[int, bytes]]:
+    """``(offset, line)`` for each line of ``block``, which starts at offset ``pos``."""
+    begin = 0
+    while begin < len(block):
+        stop = block.find(b"\n", begin) + 1 or len(block)
+        yield pos + begin, block[begin:stop]
+        begin = stop
+
+
 def _strip_eol(line: bytes) -> bytes:
     if line.endswith(b"\r\n"):
         return line[:-2]
@@ -375,9 +407,15 @@ class Reader:
         with _open_stream(f) as stream:
             start, end = (0, -1) if whole else (piece.start, piece.end)
             if f.format == "jsonl":
-                for pos, line in self._owned_lines(stream, start, end):
-                    if line.strip():
-                        yield self._json_text(f, pos, line)
+                for pos, block in _line_blocks(stream, start, end):
+                    texts = self._json_block(block)
+                    if texts is None:  # something to report: line by line, for its message
+                        texts = [
+                            self._json_text(f, at, line)
+                            for at, line in _split_lines(pos, block)
+                            if line.strip()
+                        ]
+                    yield from texts
             elif self.sample_by == "line":
                 for pos, line in self._owned_lines(stream, start, end):
                     content = _strip_eol(line)
@@ -443,6 +481,31 @@ class Reader:
     def _paragraph(self, f: InputFile, begin: int, parts: list[bytes]) -> str:
         data = _strip_eol(b"".join(parts))
         return self._decode(f, data, begin, data)
+
+    def _json_block(self, block: bytes) -> list[str] | None:
+        """The texts of a block of JSON Lines, or None where a line is anything but an object
+        holding a string at ``text_field`` (blank lines skipped), which :meth:`_json_text`
+        then reports."""
+        try:
+            text = block.decode("utf-8", errors=self.decode_errors)
+        except UnicodeDecodeError:
+            return None
+        field, texts = self.text_field, []
+        # Lines end at "\n" only (str.splitlines would also cut at "\x1c", "\u2028", ...).
+        for line in text.split("\n"):
+            if not line.strip(_BLANK):
+                continue
+            try:
+                obj, stop = _scan_json(line, 0)
+            except (StopIteration, ValueError):
+                return None
+            if stop != len(line) and line[stop:].strip(_JSON_SPACE):
+                return None
+            value = obj.get(field) if type(obj) is dict else None
+            if type(value) is not str:
+                return None
+            texts.append(value)
+        return texts
 
     def _json_text(self, f: InputFile, pos: int, line: bytes) -> str:
         text = self._decode(f, line, pos, line)

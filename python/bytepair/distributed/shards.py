@@ -35,6 +35,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from bytepair import _core
 from bytepair._io import write_atomic
 from bytepair.encoding import Encoding
 from bytepair.formats.values import RankVocabulary
@@ -55,6 +56,9 @@ def vocab_sha256(encoding: Encoding) -> str:
 
     For a known encoding this is the sha256 of its upstream vocabulary file.
     """
+    if type(encoding._core) is _core.RankEncoder:
+        # The core writes that form itself, several times faster.
+        return hashlib.sha256(encoding._core.to_tiktoken()).hexdigest()
     ranks = sorted(encoding._mergeable_ranks.items(), key=lambda kv: kv[1])
     h = hashlib.sha256()
     for token, rank in ranks:
@@ -124,6 +128,21 @@ class ShardWriter:
         self._file.write(flat.tobytes())
         self.lengths.extend(lengths)
         self.tokens += count
+
+    def add_arrays(self, documents: Sequence[npt.NDArray[Any]], eot: int | None) -> None:
+        """Append the token arrays of some documents (and ``eot`` after each, unless None);
+        the ids must fit this shard's dtype (the job checked the vocabulary)."""
+        if not documents:
+            return
+        parts = list(documents)
+        if eot is not None:
+            end = np.array([eot], dtype=self.dtype)
+            parts = [part for ids in documents for part in (ids, end)]
+        lengths = [len(ids) + (eot is not None) for ids in documents]
+        flat = np.concatenate(parts, dtype=self.dtype, casting="same_kind")
+        self._file.write(flat.tobytes())
+        self.lengths.extend(lengths)
+        self.tokens += len(flat)
 
     def commit(self, marker: dict[str, Any]) -> dict[str, Any]:
         """Finish the files, move them into place, and write the marker (returned)."""

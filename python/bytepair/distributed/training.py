@@ -1,12 +1,12 @@
 """``train``: count pieces as a map-reduce over shards, then learn merges on one node.
 
 **Map.** Each shard is pre-tokenized and its pieces counted by a worker in a
-:class:`bytepair._core.PieceCounter`; the worker returns ``counter.items()``, the shard's
-unique pieces with their counts. **Reduce.** The caller adds each shard's items into one
-counter as they arrive (``add_counts``: order does not matter, counts are ``u64``). **Merge.**
-The merge loop runs on the calling node over the aggregated counts, exactly as in
-:func:`bytepair.train`, so the merges are the same as training on the same documents in one
-process.
+:class:`bytepair._core.PieceCounter`; the worker returns ``counter.serialize_counts()``, the
+shard's unique pieces with their counts in one bytes object. **Reduce.** The caller adds each
+shard's counts into one counter as they arrive, in the core (``add_serialized_counts``: order
+does not matter, counts are ``u64``). **Merge.** The merge loop runs on the calling node over
+the aggregated counts, exactly as in :func:`bytepair.train`, so the merges are the same as
+training on the same documents in one process.
 
 Memory. The reduce and merge node holds the table of unique pieces, which grows more slowly
 than the corpus (Heaps' law, unique pieces ~ K * size^beta, with beta below 1); the merge loop
@@ -59,7 +59,7 @@ class CountJob:
     reader: Reader
     num_threads: int
 
-    def __call__(self, shard: Shard) -> list[tuple[bytes, int]]:
+    def __call__(self, shard: Shard) -> bytes:
         counter = _core.PieceCounter(self.pattern)
         for piece in shard.pieces:
             f = self.reader.files[piece.file]
@@ -76,7 +76,9 @@ class CountJob:
                 continue
             for batch in self.reader.batches([piece], _BATCH_CHARS):
                 counter.add_texts(batch, self.num_threads)
-        return counter.items()
+        # One bytes object, not items(): a list of tuples costs more to build, pickle and
+        # add up in the caller than counting the shard did.
+        return counter.serialize_counts()
 
 
 def count_pieces(
@@ -110,12 +112,13 @@ def count_pieces(
     "".encode("utf-8", errors=decode_errors)
     pat = resolve_pattern(pattern)
     total = _core.PieceCounter(pat)  # also checks the pattern before any work starts
+    engines.start_local_workers(engine, num_workers)
     files = list_inputs(inputs, format=format, filesystem=filesystem)
     shards = plan_shards(files, shard_size, sample_by)
     job = CountJob(pat, Reader(files, text_field, sample_by, decode_errors), threads_per_worker)
     size = sum(s.size for s in shards)
     with progress_bar("counting", size, enabled=show_progress) as advance:
-        for i, items in engines.run(
+        for i, counts in engines.run(
             job,
             shards,
             engine=engine,
@@ -123,7 +126,7 @@ def count_pieces(
             threads_per_worker=threads_per_worker,
             max_retries=max_retries,
         ):
-            total.add_counts(items)
+            total.add_serialized_counts(counts)
             if advance is not None:
                 advance(shards[i].size)
     return total
