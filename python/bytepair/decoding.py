@@ -38,10 +38,7 @@ class Decoding:
         ``skip_special_tokens=True`` leaves special tokens out, as ``tokenizers``' ``decode`` does
         by default.
 
-        >>> from bytepair import Encoding
-
-        >>> enc = Encoding("b", pat_str=r".", mergeable_ranks={bytes([b]): b for b in range(256)},
-        ...                special_tokens={"<s>": 256})
+        >>> enc = byte_encoding  # the 256 single bytes, and <s> = 256 (see Encoding)
         >>> enc.decode([0xC3, 0xA9]), enc.decode([0xC3])
         ('é', '�')
         >>> enc.decode([256, 104]), enc.decode([256, 104], skip_special_tokens=True)
@@ -71,10 +68,7 @@ class Decoding:
         """Decode, and give the character offset where each token starts (tiktoken's rule: a
         token that starts inside a character is placed at that character).
 
-        >>> from bytepair import Encoding
-
-        >>> enc = Encoding("b", pat_str=r".", mergeable_ranks={bytes([b]): b for b in range(256)},
-        ...                special_tokens={})
+        >>> enc = byte_encoding  # the 256 single bytes, and <s> = 256 (see Encoding)
         >>> enc.decode_with_offsets([104, 0xC3, 0xA9, 105])
         ('héi', [0, 1, 1, 2])
         """
@@ -107,10 +101,7 @@ class Decoding:
     def stream_decoder(self, errors: str = "replace") -> StreamDecoder:
         """A decoder fed one id at a time that yields text as soon as characters are whole.
 
-        >>> from bytepair import Encoding
-
-        >>> enc = Encoding("b", pat_str=r".", mergeable_ranks={bytes([b]): b for b in range(256)},
-        ...                special_tokens={})
+        >>> enc = byte_encoding  # the 256 single bytes, and <s> = 256 (see Encoding)
         >>> d = enc.stream_decoder()
         >>> [d.feed(t) for t in [104, 0xC3, 0xA9]], d.flush()
         (['h', '', 'é'], '')

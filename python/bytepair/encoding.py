@@ -73,6 +73,13 @@ class Encoding(Decoding, TiktokenApi, _core.EncodingBase):
     [257, 258]
     >>> enc.decode([257, 32, 256])
     'abc ab'
+
+    The examples of the methods use ``byte_encoding``, the 256 single bytes as tokens with GPT-2's
+    pattern and ``<s>`` = 256 as its special token::
+
+        byte_encoding = Encoding("bytes", pat_str=GPT2,
+                                 mergeable_ranks={bytes([b]): b for b in range(256)},
+                                 special_tokens={"<s>": 256})
     """
 
     #: The settings of the Hub repository the encoding came from (:meth:`from_pretrained`).
@@ -184,9 +191,7 @@ class Encoding(Decoding, TiktokenApi, _core.EncodingBase):
 
         >>> import tempfile, pathlib
         >>> path = pathlib.Path(tempfile.mkdtemp()) / "bytes.tiktoken"
-        >>> enc = Encoding("b", pat_str=r"\\S+|\\s+",
-        ...                mergeable_ranks={bytes([b]): b for b in range(256)}, special_tokens={})
-        >>> _ = enc.save(path, format="tiktoken")
+        >>> _ = byte_encoding.save(path, format="tiktoken")
         >>> Encoding.from_file(path, pat_str=r"\\S+|\\s+").encode("hi")
         [104, 105]
         """
@@ -326,10 +331,7 @@ class Encoding(Decoding, TiktokenApi, _core.EncodingBase):
         the paths written are returned. See :func:`bytepair.formats.save`.
 
         >>> import tempfile, pathlib
-        >>> from bytepair.patterns import GPT2
-        >>> enc = Encoding("b", pat_str=GPT2,
-        ...                mergeable_ranks={bytes([b]): b for b in range(256)}, special_tokens={})
-        >>> [p.name for p in enc.save(pathlib.Path(tempfile.mkdtemp()), format="hf")]
+        >>> [p.name for p in byte_encoding.save(pathlib.Path(tempfile.mkdtemp()), format="hf")]
         ['tokenizer.json']
         """
         return formats.save(self, path, format=format)
@@ -357,9 +359,7 @@ class Encoding(Decoding, TiktokenApi, _core.EncodingBase):
         trained ones, GPT-2 files); an encoding read from a Hugging Face file that merges by pair
         priority raises ``ValueError`` rather than give a tokenizer with different ids.
 
-        >>> enc = Encoding("b", pat_str=r"\\S+|\\s+",
-        ...                mergeable_ranks={bytes([b]): b for b in range(256)}, special_tokens={})
-        >>> enc.to_tiktoken().encode("hi")
+        >>> byte_encoding.to_tiktoken().encode("hi")
         [104, 105]
         """
         tiktoken = require("tiktoken", "to_tiktoken()")
@@ -375,9 +375,7 @@ class Encoding(Decoding, TiktokenApi, _core.EncodingBase):
 
         Built from the ``tokenizer.json`` that :meth:`save` writes, so its ids are ours.
 
-        >>> enc = Encoding("b", pat_str=r"\\S+|\\s+",
-        ...                mergeable_ranks={bytes([b]): b for b in range(256)}, special_tokens={})
-        >>> enc.to_hf().encode("hi").ids
+        >>> byte_encoding.to_hf().encode("hi").ids
         [104, 105]
         """
         tokenizers = require("tokenizers", "to_hf()")
@@ -502,9 +500,7 @@ class Encoding(Decoding, TiktokenApi, _core.EncodingBase):
         """Encode to a numpy ``uint32`` array (numpy is imported only here); the same ids and
         special-token rules as ``encode``, without making a Python int per id.
 
-        >>> ranks = {bytes([b]): b for b in range(256)}
-        >>> enc = Encoding("bytes", pat_str=r".", mergeable_ranks=ranks, special_tokens={})
-        >>> enc.encode_to_numpy("hi").tolist()
+        >>> byte_encoding.encode_to_numpy("hi").tolist()
         [104, 105]
         """
         defaults = self._core_defaults
@@ -587,9 +583,7 @@ class Encoding(Decoding, TiktokenApi, _core.EncodingBase):
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
         """The id of a single token given as text or bytes; ``KeyError`` if it is no token.
 
-        >>> enc = Encoding("b", pat_str=r".", mergeable_ranks={bytes([b]): b for b in range(256)},
-        ...                special_tokens={"<s>": 256})
-        >>> enc.encode_single_token("<s>"), enc.encode_single_token(b"a")
+        >>> byte_encoding.encode_single_token("<s>"), byte_encoding.encode_single_token(b"a")
         (256, 97)
         """
         if isinstance(text_or_bytes, str):
