@@ -385,6 +385,33 @@ class Encoding(Decoding, TiktokenApi, _core.EncodingBase):
             (written,) = self.save(folder, format="hf")
             return tokenizers.Tokenizer.from_file(str(written))
 
+    def to_transformers(self, **kwargs: Any) -> Any:
+        """The same tokenizer as a transformers ``PreTrainedTokenizerFast`` (needs
+        ``transformers`` and ``tokenizers``; torch is not needed).
+
+        Built on :meth:`to_hf`, so its ids are ours. An encoding from :meth:`from_pretrained`
+        brings its special tokens (``bos_token``, ``eos_token``, ...), ``model_max_length`` and
+        chat templates; ``kwargs`` go to ``PreTrainedTokenizerFast`` and win. The way back:
+        ``tok.save_pretrained(folder)`` and ``Encoding.from_file(folder / "tokenizer.json")``,
+        with ``template=tok.chat_template, variables=tok.special_tokens_map`` for
+        :meth:`encode_chat`.
+        """
+        transformers = require("transformers", "to_transformers()")
+        options: dict[str, Any] = {}
+        config = self.tokenizer_config
+        if config is not None:
+            options.update(
+                {k: v for k, v in config.special_tokens.items() if v is not None and v != []}
+            )
+            if config.model_max_length is not None:
+                options["model_max_length"] = config.model_max_length
+            templates = dict(config.chat_templates)
+            if templates:
+                only_default = list(templates) == ["default"]
+                options["chat_template"] = templates["default"] if only_default else templates
+        options.update(kwargs)
+        return transformers.PreTrainedTokenizerFast(tokenizer_object=self.to_hf(), **options)
+
     @classmethod
     def _from_tiktoken_bytes(
         cls,
