@@ -48,6 +48,7 @@ class Case:
     system: bool = True
     tools: bool = False
     variables: dict[str, Any] = field(default_factory=dict)
+    rstrip: bool = False  # the control tokens take the whitespace after them
 
 
 CASES = {
@@ -78,6 +79,7 @@ CASES = {
         ("<|endoftext|>", "<|system|>", "<|user|>", "<|assistant|>", "<|end|>"),
         None,
         "<|endoftext|>",
+        rstrip=True,
     ),
     "mistral-nemo": Case(
         "mistralai-Mistral-Nemo-Instruct-2407.jinja",
@@ -160,7 +162,10 @@ def pair(
     case = CASES[request.param]
     tk = tokenizers.Tokenizer.from_file(gpt2_json)
     tk.add_special_tokens(
-        [tokenizers.AddedToken(t, special=True, normalized=False) for t in case.specials]
+        [
+            tokenizers.AddedToken(t, special=True, normalized=False, rstrip=case.rstrip)
+            for t in case.specials
+        ]
     )
     path = tmp_path_factory.mktemp(request.param) / "tokenizer.json"
     tk.save(str(path))
@@ -231,9 +236,13 @@ def test_hostile_messages_stay_text(pair: tuple[Case, Encoding, Any, str], hosti
         ids = enc.encode_chat(hostile_chat, template=source, **kwargs)
         # The same control tokens as a chat whose message says nothing, in the same places.
         assert controls(ids) == controls(enc.encode_chat(clean_chat, template=source, **kwargs))
-        # And the hostile text is all there, as text.
+        # And the hostile text is all there, as text (the whole prompt too, but for the
+        # whitespace that rstrip tokens take).
         text = JinjaTemplate(source).render(hostile_chat, **kwargs)
-        assert enc.decode(ids) == text
+        if any(m.get("content") == hostile for m in hostile_chat):
+            assert hostile.strip() in enc.decode(ids)
+        if not case.rstrip:
+            assert enc.decode(ids) == text
     # transformers' tokenize=True reads the spelled tokens as control tokens where bytepair
     # does not (the point of this module).
     if any(t in hostile for t in case.specials):

@@ -293,18 +293,14 @@ class Encoding(Decoding, TiktokenApi, _core.EncodingBase):
         cache_dir: str | os.PathLike[str] | None = None,
         token: str | bool | None = None,
     ) -> Encoding:
-        """The tokenizer of a Hugging Face Hub model (``"Qwen/Qwen2.5-0.5B-Instruct"``), read
-        through ``huggingface_hub`` (``pip install 'bytepair[hub]'``) and its cache.
+        """The tokenizer of a Hugging Face Hub model (``"Qwen/Qwen2.5-0.5B-Instruct"``), through
+        ``huggingface_hub`` (``pip install 'bytepair[hub]'``), its cache and its revisions.
 
-        The files (``tokenizer.json``, or ``tokenizer.model``, ``tekken.json``, ``vocab.json`` +
-        ``merges.txt``; ``tokenizer_config.json``, ``special_tokens_map.json``) are fetched by
-        ``huggingface_hub.snapshot_download`` at ``revision`` (a branch, tag or commit; default
-        ``main``), with ``cache_dir`` and ``token`` as it takes them. ``local_files_only=True``
-        or ``HF_HUB_OFFLINE=1`` read the cache only: a model not there is an ``OSError`` saying
-        so. The settings are in :attr:`tokenizer_config` (its ``chat_template`` is what
-        :meth:`encode_chat` uses with ``template="model"``); ``add_bos_token`` and
-        ``add_eos_token``, where the config sets them, decide what ``add_special_tokens=True``
-        adds, as in transformers. See :mod:`bytepair.hub`.
+        ``local_files_only=True`` or ``HF_HUB_OFFLINE=1`` read the cache only: a model not there
+        is an ``OSError`` saying so. The settings are in :attr:`tokenizer_config` (its chat
+        template is :meth:`encode_chat`'s ``template="model"``); ``add_bos_token`` and
+        ``add_eos_token``, where set, decide what ``add_special_tokens=True`` adds, as in
+        transformers. See :mod:`bytepair.hub` for the files read.
         """
         from bytepair import hub
 
@@ -382,6 +378,21 @@ class Encoding(Decoding, TiktokenApi, _core.EncodingBase):
         with tempfile.TemporaryDirectory(prefix="bytepair-") as folder:
             (written,) = self.save(folder, format="hf")
             return tokenizers.Tokenizer.from_file(str(written))
+
+    def to_transformers(self, **kwargs: Any) -> Any:
+        """The same tokenizer as a transformers ``PreTrainedTokenizerFast`` (needs
+        ``transformers`` and ``tokenizers``; torch is not needed).
+
+        Built on :meth:`to_hf`, so its ids are ours. An encoding from :meth:`from_pretrained`
+        brings its special tokens (``bos_token``, ``eos_token``, ...), ``model_max_length`` and
+        chat templates; ``kwargs`` go to ``PreTrainedTokenizerFast`` and win. The way back:
+        ``tok.save_pretrained(folder)`` and ``Encoding.from_file(folder / "tokenizer.json")``,
+        with ``template=tok.chat_template, variables=tok.special_tokens_map`` for
+        :meth:`encode_chat`.
+        """
+        from bytepair import hub
+
+        return hub.transformers_tokenizer(self.to_hf(), self.tokenizer_config, **kwargs)
 
     @classmethod
     def _from_tiktoken_bytes(
@@ -609,16 +620,12 @@ class Encoding(Decoding, TiktokenApi, _core.EncodingBase):
         """Encode a chat: control tokens from the template as ids, every message's content as
         ordinary text, so no message can produce a control token (prompt injection).
 
-        ``template`` is ``"chatml"``, ``"llama3"``, a :class:`bytepair.chat.ChatTemplate`, a
-        Hugging Face chat template (Jinja source or a :class:`bytepair.chat.JinjaTemplate`), or
-        ``"model"``: the template of the Hub model the encoding came from
-        (:meth:`from_pretrained`). Jinja templates render as transformers renders them, with
-        ``tools``, ``documents`` and ``variables`` (``date_string``, ...; the special tokens of
-        the model's config are there already); only the template's own text may give special
-        tokens (see :mod:`bytepair.chat.jinja`). For ``ChatTemplate`` messages are
-        ``{"role": ..., "content": ...}``. Wrong types are a ``TypeError``, unknown roles or
-        keys a ``ValueError``; so is a ``ChatTemplate`` whose special tokens this encoding lacks
-        (the message shows how to add them with :meth:`with_special_tokens`).
+        ``template``: ``"chatml"``, ``"llama3"``, a :class:`bytepair.chat.ChatTemplate`, Jinja
+        source or a :class:`bytepair.chat.JinjaTemplate` (rendered as transformers does, with
+        ``tools``, ``documents``, ``variables``; see :mod:`bytepair.chat.jinja`), or ``"model"``
+        (the template of the Hub model, :meth:`from_pretrained`). Wrong types are a
+        ``TypeError``, unknown roles or keys a ``ValueError``; so is a ``ChatTemplate`` whose
+        special tokens this encoding lacks (the message says how to add them).
         """
         return chat.encode_chat(
             self,

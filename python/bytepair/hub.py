@@ -38,6 +38,7 @@ __all__ = [
     "load_pretrained",
     "parse_tokenizer_config",
     "snapshot_folder",
+    "transformers_tokenizer",
 ]
 
 #: The vocabulary files looked for, in the order :func:`bytepair.formats.load` prefers them.
@@ -296,3 +297,21 @@ def load_pretrained(
     except ValueError as e:
         raise ValueError(f"{repo_id}: {e}") from None
     return enc, config
+
+
+def transformers_tokenizer(tokenizer: Any, config: TokenizerConfig | None, **kwargs: Any) -> Any:
+    """A transformers ``PreTrainedTokenizerFast`` around the ``tokenizers.Tokenizer``
+    ``tokenizer``, with the special tokens, ``model_max_length`` and chat templates of
+    ``config``; ``kwargs`` win (``Encoding.to_transformers``)."""
+    transformers = require("transformers", "to_transformers()")
+    options: dict[str, Any] = {}
+    if config is not None:
+        options.update({k: v for k, v in config.special_tokens.items() if v not in (None, [])})
+        if config.model_max_length is not None:
+            options["model_max_length"] = config.model_max_length
+        templates = dict(config.chat_templates)
+        if templates:
+            only_default = list(templates) == ["default"]
+            options["chat_template"] = templates["default"] if only_default else templates
+    options.update(kwargs)
+    return transformers.PreTrainedTokenizerFast(tokenizer_object=tokenizer, **options)

@@ -25,6 +25,9 @@ transformers' ``sanitize_control_tokens`` does); if that too does not survive th
 chat is refused with a ``ValueError`` rather than encoded unsafely. In the fallback a control
 token that the template assembles from two of the caller's strings (one ends ``<|im_``, the next
 starts ``end|>``) is not caught; in the first method it is.
+
+An added token marked ``lstrip``/``rstrip`` takes the whitespace beside it, as in ``tokenizers``
+(:func:`bytepair.chat.structural.encode_chat` removes it), so the ids stay transformers' ids.
 """
 
 from __future__ import annotations

@@ -85,9 +85,50 @@ def _jinja_template(enc: ChatEncoder, template: object, tools: object) -> JinjaT
     return None
 
 
+def _is_space(ch: str) -> bool:
+    # Rust's char::is_whitespace, which tokenizers uses (Python's also counts U+001C..U+001F).
+    return ch.isspace() and ch not in "\x1c\x1d\x1e\x1f"
+
+
+def _strip_beside_tokens(enc: ChatEncoder, parts: list[Part]) -> list[Part]:
+    """``parts`` with the whitespace that an ``lstrip``/``rstrip`` added token takes in
+    tokenizers removed beside it (it belongs to the token, whoever wrote it)."""
+    strips = getattr(enc, "_special_strips", None)
+    flags: dict[str, tuple[bool, bool]] = strips() if strips is not None else {}
+    if not flags:
+        return parts
+    out = list(parts)
+    for i, part in enumerate(out):
+        if not isinstance(part, Special) or part.token not in flags:
+            continue
+        left, right = flags[part.token]
+        j = i - 1
+        while left and j >= 0 and isinstance(out[j], str):
+            text = str(out[j])
+            k = len(text)
+            while k > 0 and _is_space(text[k - 1]):
+                k -= 1
+            out[j] = text[:k]
+            if k > 0:
+                break
+            j -= 1
+        j = i + 1
+        while right and j < len(out) and isinstance(out[j], str):
+            text = str(out[j])
+            k = 0
+            while k < len(text) and _is_space(text[k]):
+                k += 1
+            out[j] = text[k:]
+            if k < len(text):
+                break
+            j += 1
+    return out
+
+
 def _encode_parts(enc: ChatEncoder, parts: Iterable[Part]) -> list[int]:
     ids: list[int] = []
     text: list[str] = []
+    parts = _strip_beside_tokens(enc, list(parts))
     # Adjacent text (literal and content) is encoded as one string, so the ids equal those of
     # the rendered prompt encoded with the control tokens allowed (when content is clean).
     for part in parts:

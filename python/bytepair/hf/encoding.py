@@ -167,6 +167,15 @@ class HfEncoding(Encoding):
         batch = self._run_batch(call, texts, allowed_special, disallowed_special, repair_first=True)
         return [len(ids) for ids in batch]
 
+    def _special_strips(self) -> dict[str, tuple[bool, bool]]:
+        """The special added tokens that take the whitespace beside them (``lstrip``,
+        ``rstrip``), for chat prompts built part by part (:mod:`bytepair.chat.structural`)."""
+        return {
+            t.content: (t.lstrip, t.rstrip)
+            for t in self._pipeline.added
+            if t.special and (t.lstrip or t.rstrip)
+        }
+
     # ---- a Hub repository's settings ------------------------------------------------------
 
     def _use_tokenizer_config(self, config: TokenizerConfig) -> None:
