@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import multiprocessing
 import os
 import statistics
@@ -33,7 +34,8 @@ SHARED = Path(os.environ.get("BYTEPAIR_SHARED", ROOT.parent / "shared"))
 VOCAB = SHARED / "vocab"
 CORPUS = SHARED / "corpus"
 
-Encode = Callable[[str], Sequence[int]]
+# Ids (a list or an array) or, for the counting rows, their number.
+Encode = Callable[[str], Any]
 T = TypeVar("T")
 
 
@@ -149,6 +151,92 @@ def build_rs_bpe(name: str) -> Encode:
     return tok.encode  # type: ignore[no-any-return]
 
 
+# The Hugging Face spelling of cl100k's pattern (no possessive quantifiers), which the
+# tokenizer.json readers below accept where they reject tiktoken's.
+HF_CL100K_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+"
+    r"[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+
+
+def tokenizer_json(name: str) -> Path:
+    """A tokenizer.json of the encoding, written by bytepair from the local file (no specials),
+    with cl100k's pattern in the Hugging Face spelling."""
+    folder = Path(tempfile.mkdtemp(prefix=f"bench-{name}-"))
+    enc = bytepair.Encoding.from_tiktoken_file(
+        vocab_path(name), pat_str=registry.ENCODINGS[name].pat_str, special_tokens={}, name=name
+    )
+    (path,) = enc.save(folder, format="hf")
+    if name == "cl100k_base":
+        spec = json.loads(path.read_text(encoding="utf-8"))
+        for stage in spec["pre_tokenizer"]["pretokenizers"]:
+            if stage["type"] == "Split":
+                stage["pattern"] = {"Regex": HF_CL100K_PATTERN}
+        path.write_text(json.dumps(spec, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def build_fastokens(name: str) -> Encode:
+    # Its worker pool serves single calls too: one thread, for single-thread figures.
+    os.environ["FASTOKENS_BPE_THREADS"] = "1"
+    import fastokens
+
+    tok = fastokens.Tokenizer.from_tiktoken(str(vocab_path(name)), encoding=name, special_tokens={})
+    return lambda text: tok.encode_ordinary(text).ids
+
+
+def build_snaptokens(name: str) -> Encode:
+    import snaptokens
+
+    tok = snaptokens.Tokenizer.from_file(str(tokenizer_json(name)), tkz_cache=True)
+    return lambda text: tok.encode(text).ids
+
+
+def build_quicktok(name: str) -> Encode:
+    return build_quicktok_tokenizer(name).encode_ordinary  # type: ignore[no-any-return]
+
+
+def build_quicktok_tokenizer(name: str) -> Any:
+    # No .tiktoken loader: its own data files, written from ours as its importer writes them
+    # under a name of our own (it reads "cl100k_base" as its bundled copy), the scanner named
+    # in them; the ids are checked here like every library's.
+    import quicktok
+    from quicktok import _import_core
+    from tiktoken.load import load_tiktoken_bpe
+
+    scanner = {"cl100k_base": "cl100k", "o200k_base": "o200k"}[name]
+    data = tempfile.mkdtemp(prefix="quicktok-")
+    ranks = load_tiktoken_bpe(str(vocab_path(name)))
+    _import_core.write_files(data, f"local_{scanner}", ranks, {}, scanner, False)
+    bundled = Path(quicktok.__file__).parent / "data"
+    _import_core.ensure_tables(data, str(bundled), scanner, False)
+    return quicktok.Tokenizer(f"local_{scanner}", data)
+
+
+def build_tuetoken(name: str) -> Encode:
+    import tuetoken
+
+    return tuetoken.Tokenizer(str(tokenizer_json(name))).encode_ordinary
+
+
+def build_bpe_openai(name: str) -> Encode:
+    # Vocabularies built into the wheel only (the same data as the files here).
+    import bpe_openai
+
+    return bpe_openai.get_encoding(name).encode_ordinary  # type: ignore[no-any-return]
+
+
+def build_kitoken(name: str) -> Encode:
+    import kitoken
+
+    tok = kitoken.Kitoken.from_tiktoken_file(str(vocab_path(name)))
+    # It adds special tokens of its own (cl100k: <|im_start|>, ...) that cut plain text.
+    definition = tok.definition()
+    definition["specials"] = []
+    tok.set_definition(definition)
+    return tok.encode
+
+
 ADAPTERS: dict[str, Callable[[str], Encode]] = {
     "bytepair": build_bytepair,
     "bytepair (numpy)": build_bytepair_numpy,
@@ -161,6 +249,12 @@ ADAPTERS: dict[str, Callable[[str], Encode]] = {
     "riptoken": build_riptoken,
     "tokendagger": build_tokendagger,
     "rs-bpe": build_rs_bpe,
+    "fastokens": build_fastokens,
+    "snaptokens": build_snaptokens,
+    "quicktok-v1": build_quicktok,
+    "tuetoken": build_tuetoken,
+    "bpe-openai": build_bpe_openai,
+    "kitoken": build_kitoken,
 }
 
 
@@ -237,19 +331,27 @@ def throughput(
 ) -> list[dict[str, Any]]:
     rows = []
     for name in encodings:
-        encoders: dict[str, Encode] = {}
+        built: dict[str, Encode] = {}
         for lib in libraries:
             try:
-                encoders[lib] = ADAPTERS[lib](name)
+                built[lib] = ADAPTERS[lib](name)
             except Exception as e:
-                print(f"  {lib}: unavailable for {name} ({type(e).__name__}: {e})", file=sys.stderr)
+                note(
+                    f"{lib}: not measured"
+                    + ("" if isinstance(e, ImportError) else f" for {name}")
+                    + f" ({unavailable(e)})"
+                )
         for category in ["english", "code", "multilingual"]:
             runs = slices(paragraphs(category), reps + 1, target_bytes)
             warmup, measured = runs[0], runs[1:]
             rewarm = first_quarter(warmup)
+            # The gate, on the warm-up text (untimed): a library that gives other ids than
+            # tiktoken, or raises, on any of it is left out of this text's rows, with the reason.
+            encoders = dict(built)
+            for lib, reason in gate(encoders, warmup).items():
+                note(f"{lib}: left out of {name} {category} ({reason})")
+                del encoders[lib]
             reference = encoders["tiktoken"]
-            for encode in encoders.values():
-                time_calls(encode, warmup)
             times: dict[str, list[float]] = {lib: [] for lib in encoders}
             exact: dict[str, bool] = {lib: True for lib in encoders}
             nbytes = []
@@ -284,15 +386,17 @@ def throughput(
                 pairs = zip(times["tiktoken"], times[lib], strict=True)
                 per_rep = sorted(theirs / ours for theirs, ours in pairs)
                 ratio = statistics.median(per_rep)
+                returns = type(encode("a b")).__name__
                 rows.append(
                     {
                         "encoding": name,
                         "text": category,
                         "library": lib,
                         # A list of Python ints costs more to build than an array: say which.
-                        "returns": type(encode("a b")).__name__,
+                        "returns": returns,
                         "MB/s": speed,
                         "x tiktoken": ratio,
+                        "bytepair lead": lead(times, lib, returns),
                         # The spread of the repetitions' ratios: on a shared machine one
                         # repetition's ratio can be a quarter off the median.
                         "range": f"{per_rep[0]:.2f}-{per_rep[-1]:.2f}",
@@ -302,6 +406,153 @@ def throughput(
                 )
             print(f"  {name} {category}: done", file=sys.stderr)
     return rows
+
+
+# ---- short prompts ----------------------------------------------------------------------------
+
+
+def build_quicktok_count(name: str) -> Encode:
+    return build_quicktok_tokenizer(name).count  # type: ignore[no-any-return]
+
+
+def build_tuetoken_count(name: str) -> Encode:
+    import tuetoken
+
+    return tuetoken.Tokenizer(str(tokenizer_json(name))).count_tokens
+
+
+def build_tiktoken_count(name: str) -> Encode:
+    # tiktoken has no count: what one writes with it.
+    encode = build_tiktoken(name)
+    return lambda text: len(encode(text))
+
+
+# Libraries with a call that counts without returning the ids, for the short-prompt count rows.
+COUNTERS: dict[str, Callable[[str], Encode]] = {
+    "tiktoken (len of encode_ordinary)": build_tiktoken_count,
+    "bytepair (count)": build_bytepair_count,
+    "quicktok-v1 (count)": build_quicktok_count,
+    "tuetoken (count_tokens)": build_tuetoken_count,
+}
+
+
+def prompts(count: int, seed: int) -> list[str]:
+    """``count`` prompts of 10-100 bytes cut from paragraphs of every corpus kind (different
+    for each ``seed``: libraries that cache would otherwise find every prompt seen before)."""
+    import random
+
+    rng = random.Random(seed)
+    pool = [p for kind in ("english", "code", "multilingual") for p in paragraphs(kind)[:20000]]
+    out: list[str] = []
+    while len(out) < count:
+        data = rng.choice(pool).encode("utf-8")
+        size = rng.randint(10, 100)
+        start = rng.randrange(max(1, len(data) - size))
+        text = data[start : start + size].decode("utf-8", errors="ignore")
+        if 10 <= len(text.encode("utf-8")) <= 100:
+            out.append(text)
+    return out
+
+
+def short_prompts(
+    libraries: list[str], encodings: list[str], reps: int, calls: int
+) -> list[dict[str, Any]]:
+    """Calls per second on prompts of 10-100 bytes, one call each: ``encode`` of every library
+    and the counting calls there are, fresh prompts each repetition, gated like the rest."""
+    rows = []
+    for name in encodings:
+        built: dict[str, Encode] = {}
+        for lib in libraries:
+            try:
+                built[lib] = ADAPTERS[lib](name)
+            except Exception as e:
+                if not isinstance(e, ImportError):  # (said once, by the throughput table)
+                    note(f"{lib}: no short-prompt row for {name} ({unavailable(e)})")
+        for lib, build in COUNTERS.items():
+            if lib not in built and lib.split(" ")[0] in [*libraries, "tiktoken"]:
+                try:
+                    built[lib] = build(name)
+                except Exception as e:
+                    note(f"{lib}: no short-prompt row for {name} ({unavailable(e)})")
+        encoders = dict(built)
+        warmup = prompts(calls, seed=0)
+        for lib, reason in gate(encoders, warmup).items():
+            note(f"{lib}: left out of {name} short prompts ({reason})")
+            del encoders[lib]
+        times: dict[str, list[float]] = {lib: [] for lib in encoders}
+        for r in range(reps):
+            batch = prompts(calls, seed=1 + r)
+            order = list(encoders)
+            order = order[r % len(order) :] + order[: r % len(order)]
+            for lib in order:
+                time_calls(encoders[lib], warmup[: calls // 4])
+                times[lib].append(time_calls(encoders[lib], batch))
+        for lib, encode in encoders.items():
+            pairs = zip(times["tiktoken"], times[lib], strict=True)
+            returns = type(encode("a b")).__name__
+            rows.append(
+                {
+                    "encoding": name,
+                    "library": lib,
+                    "returns": returns,
+                    "calls/s": calls * reps / sum(times[lib]),
+                    "x tiktoken": statistics.median(t / o for t, o in pairs),
+                    "bytepair lead": lead(times, lib, returns),
+                }
+            )
+        print(f"  {name} short prompts: done", file=sys.stderr)
+    return rows
+
+
+NOTES: list[str] = []
+
+
+def note(line: str) -> None:
+    """A library left out, and why: printed now and listed under the tables."""
+    print(f"  {line}", file=sys.stderr)
+    NOTES.append(line)
+
+
+def unavailable(e: Exception) -> str:
+    if isinstance(e, ImportError):
+        return f"not installed: {e.name or e}"
+    return f"{type(e).__name__}: {str(e)[:160]}"
+
+
+def gate(encoders: dict[str, Encode], docs: Sequence[str]) -> dict[str, str]:
+    """Libraries whose ids differ from tiktoken's (or that raise) on some of ``docs``, with the
+    first such document; every other library has encoded all of them (its warm-up)."""
+    reference = encoders["tiktoken"]
+    failed: dict[str, str] = {}
+    for i, d in enumerate(docs):
+        expected = list(reference(d))
+        for lib, encode in encoders.items():
+            if lib in failed:
+                continue
+            try:
+                got = encode(d)
+            except Exception as e:
+                failed[lib] = f"raises on text {i} of the gate, {len(d)} chars: {unavailable(e)}"
+                continue
+            same = got == len(expected) if isinstance(got, int) else list(got) == expected
+            if not same:
+                failed[lib] = f"other ids than tiktoken on text {i} of the gate, {len(d)} chars"
+    return failed
+
+
+# The bytepair row with the same kind of output as a library: lists with lists, numpy arrays
+# with encode_to_numpy, counts with count.
+LIKE = {"ndarray": "bytepair (numpy)", "int": "bytepair (count)"}
+
+
+def lead(times: dict[str, list[float]], lib: str, returns: str) -> float | str:
+    """The library's time over the like bytepair row's, median of the repetitions (above
+    1.10: bytepair leads by 10%)."""
+    like = LIKE.get(returns, "bytepair")
+    if like not in times:
+        return ""
+    pairs = zip(times[lib], times[like], strict=True)
+    return statistics.median(theirs / ours for theirs, ours in pairs)
 
 
 # The edge files of long runs (the issue's worst-case bound is for these), then other inputs.
@@ -593,62 +844,103 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+SECTIONS = ("throughput", "prompts", "worst", "threads", "construction")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=9)
     parser.add_argument("--mb", type=float, default=0.8, help="MB of fresh text per repetition")
     parser.add_argument("--libraries", default=",".join(ADAPTERS))
     parser.add_argument("--encodings", default="cl100k_base,o200k_base")
+    parser.add_argument("--prompts", type=int, default=20000, help="short prompts per repetition")
+    parser.add_argument(
+        "--sections",
+        default=",".join(SECTIONS),
+        help="which sections to run (a short smoke run: --sections throughput,prompts)",
+    )
     parser.add_argument("--write", action="store_true", help="update BENCHMARKS.md")
     args = parser.parse_args()
+    chosen = args.sections.split(",")
+    if args.write and chosen != list(SECTIONS):
+        parser.error("--write needs every section (BENCHMARKS.md holds one whole run)")
     libraries = args.libraries.split(",")
     encodings = args.encodings.split(",")
     target = int(args.mb * 1e6)
 
     started = time.strftime("%Y-%m-%d %H:%M")
     sections = []
-    print("throughput ...", file=sys.stderr)
-    rows = throughput(libraries, encodings, args.reps, target)
-    sections.append(
-        "### Single-thread `encode_ordinary`, one call per paragraph\n\n"
-        f"{args.reps} repetitions of ~{args.mb} MB of fresh paragraphs per text kind, the "
-        "libraries in turn (the order rotates); before each timed run a library encodes a "
-        "quarter of the warm-up text again, so that it starts with its own tables in cache, as "
-        "in a process that uses one tokenizer. `same ids` compares 200 paragraphs of each "
-        "repetition with tiktoken. `x tiktoken` is against tiktoken's `encode_ordinary` (the "
-        "median over the repetitions of each one's ratio, `range` the lowest and highest of "
-        "them; MB/s is over all of them), which "
-        "returns a list; `returns` says what each call gives back (`ndarray`: no Python ints "
-        "are made, compare with `bytepair (numpy)`). `bytepair (count)` is `Encoding.count` "
-        "(default arguments): the number of ids, timed like the rest.\n\n" + markdown(rows)
-    )
-    print("worst case ...", file=sys.stderr)
-    sections.append(
-        "### Worst case: time per byte on long runs, against English prose\n\n"
-        "Each input and 3000 English paragraphs (one text) are encoded in one call each, in "
-        "turn, best of five. The bound of the fast-encoder issue (at most 3x prose) is for the "
-        "long-run edge files; the other rows show how far from prose the slowest text gets and "
-        "that merging stays linear in the length of a piece.\n\n" + markdown(worst_case(encodings))
-    )
-    print("threads ...", file=sys.stderr)
-    for name in encodings:
+    if "throughput" in chosen:
+        print("throughput ...", file=sys.stderr)
+        rows = throughput(libraries, encodings, args.reps, target)
         sections.append(
-            f"### Two threads ({name}, english)\n\n"
-            f"`encode_ordinary_batch` of ~{args.mb / 2} MB of paragraphs per round, 90 rounds "
-            "cycling through the English corpus (no cache holds a round's text when it comes "
-            "back), one and two threads in each round, then two processes of the same encoder "
-            "each encoding half of it against one process encoding all of it (the order "
-            "alternates); each ratio is the median of the rounds' ratios.\n\n"
-            + markdown(threads(name, target // 2))
+            "### Single-thread `encode_ordinary`, one call per paragraph\n\n"
+            f"{args.reps} repetitions of ~{args.mb} MB of fresh paragraphs per text kind, the "
+            "libraries in turn (the order rotates); before each timed run a library encodes a "
+            "quarter of the warm-up text again, so that it starts with its own tables in cache, as "
+            "in a process that uses one tokenizer. `same ids` compares 200 paragraphs of each "
+            "repetition with tiktoken. `x tiktoken` is against tiktoken's `encode_ordinary` (the "
+            "median over the repetitions of each one's ratio, `range` the lowest and highest of "
+            "them; MB/s is over all of them), which "
+            "returns a list; `returns` says what each call gives back (`ndarray`: no Python ints "
+            "are made, compare with `bytepair (numpy)`). `bytepair (count)` is `Encoding.count` "
+            "(default arguments): the number of ids, timed like the rest. Before any "
+            "timing, each library encodes the warm-up text and is left out of that text's rows, "
+            "with the reason listed below, where its ids differ from tiktoken's or it raises. "
+            "`bytepair lead` is the library's time over the time of the bytepair row with the "
+            "same output (lists with `bytepair`, arrays with `bytepair (numpy)`, counts with "
+            "`bytepair (count)`), median of the repetitions: above 1.10 bytepair leads by 10% or "
+            "more.\n\n" + markdown(rows)
         )
-    print("construction ...", file=sys.stderr)
-    sections.append(
-        "### Building o200k_base from its file (best of 7, alternating)\n\n"
-        + markdown(construction())
-    )
+    if "prompts" in chosen:
+        print("short prompts ...", file=sys.stderr)
+        rows = short_prompts(libraries, encodings, args.reps, args.prompts)
+        sections.append(
+            "### Short prompts: calls per second, 10-100 bytes each\n\n"
+            f"{args.reps} repetitions of {args.prompts} prompts of 10-100 bytes cut at random "
+            "from paragraphs of all three kinds (new prompts each repetition, the libraries in "
+            "turn), one call per prompt: the per-call cost that `count` on chat turns pays. "
+            "The `encode` rows are the throughput table's calls; the count rows are the "
+            "counting calls that libraries have (tiktoken's is the length of its list). Gated "
+            "like the throughput table; `bytepair lead` as there.\n\n" + markdown(rows)
+        )
+    if "worst" in chosen:
+        print("worst case ...", file=sys.stderr)
+        sections.append(
+            "### Worst case: time per byte on long runs, against English prose\n\n"
+            "Each input and 3000 English paragraphs (one text) are encoded in one call each, in "
+            "turn, best of five. The bound of the fast-encoder issue (at most 3x prose) is for "
+            "the long-run edge files; the other rows show how far from prose the slowest text "
+            "gets and that merging stays linear in the length of a piece.\n\n"
+            + markdown(worst_case(encodings))
+        )
+    if "threads" in chosen:
+        print("threads ...", file=sys.stderr)
+        for name in encodings:
+            sections.append(
+                f"### Two threads ({name}, english)\n\n"
+                f"`encode_ordinary_batch` of ~{args.mb / 2} MB of paragraphs per round, 90 "
+                "rounds cycling through the English corpus (no cache holds a round's text when "
+                "it comes back), one and two threads in each round, then two processes of the "
+                "same encoder each encoding half of it against one process encoding all of it "
+                "(the order alternates); each ratio is the median of the rounds' ratios.\n\n"
+                + markdown(threads(name, target // 2))
+            )
+    if "construction" in chosen:
+        print("construction ...", file=sys.stderr)
+        sections.append(
+            "### Building o200k_base from its file (best of 7, alternating)\n\n"
+            + markdown(construction())
+        )
+    if NOTES:
+        sections.append(
+            "### Libraries not measured, and rows left out\n\n"
+            + "".join(f"- {line}\n" for line in dict.fromkeys(NOTES))
+        )
     header = (
         f"Run {started} on {os.cpu_count()} cores, Python {sys.version.split()[0]}, "
-        f"`python benchmarks/bench_encode.py --reps {args.reps} --mb {args.mb}`.\n\n"
+        f"`python benchmarks/bench_encode.py --reps {args.reps} --mb {args.mb} "
+        f"--prompts {args.prompts}`.\n\n"
     )
     report = header + "\n".join(sections)
     print(report)
