@@ -17,151 +17,27 @@ import multiprocessing
 import os
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, TypeVar
 
 from _report import write_section
+from encode_libraries import (
+    ADAPTERS,
+    COUNTERS,
+    SHARED,
+    Encode,
+    build_bytepair,
+    build_tiktoken,
+    own_bytepair,
+    vocab_path,
+)
 
 import bytepair
 from bytepair import registry
 
-ROOT = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("BYTEPAIR_SHARED", ROOT.parent / "shared"))
-VOCAB = SHARED / "vocab"
 CORPUS = SHARED / "corpus"
-
-Encode = Callable[[str], Sequence[int]]
 T = TypeVar("T")
-
-
-def vocab_path(name: str) -> Path:
-    path, _ = registry.find_vocab_file(name, vocab_dir=VOCAB)
-    return path
-
-
-# ---- adapters: name -> builder(encoding name) -> encode function ----------------------------
-
-
-def own_bytepair(name: str) -> bytepair.Encoding:
-    """A bytepair encoding of its own (``get_encoding`` shares one per process). Each row needs
-    its own: the per-thread cache of merged pieces is per encoding, so a row sharing one would
-    find the words of a repetition already merged by the row timed before it on the same text.
-    """
-    spec = registry.ENCODINGS[name]
-    return bytepair.Encoding.from_tiktoken_file(
-        vocab_path(name), pat_str=spec.pat_str, special_tokens=spec.special_tokens, name=name
-    )
-
-
-def build_bytepair(name: str) -> Encode:
-    return own_bytepair(name).encode_ordinary
-
-
-def build_bytepair_numpy(name: str) -> Encode:
-    # The like-for-like row for libraries that return numpy arrays (gigatoken): no Python list.
-    return own_bytepair(name).encode_to_numpy
-
-
-def build_bytepair_count(name: str) -> Encode:
-    # `count` (default arguments) measured like the rest, on text it has not seen: the number of
-    # ids without the list, to set against the `bytepair` row.
-    return own_bytepair(name).count
-
-
-def build_tiktoken(name: str) -> Encode:
-    import tiktoken
-    from tiktoken.load import load_tiktoken_bpe
-
-    spec = registry.ENCODINGS[name]
-    enc = tiktoken.Encoding(
-        name,
-        pat_str=spec.pat_str,
-        mergeable_ranks=load_tiktoken_bpe(str(vocab_path(name))),
-        special_tokens=spec.special_tokens,
-    )
-    return enc.encode_ordinary
-
-
-def build_gigatoken(name: str) -> Encode:
-    import gigatoken
-
-    pre = {"cl100k_base": "gpt4", "o200k_base": "o200k"}[name]
-    tok = gigatoken.Tokenizer.from_tiktoken(
-        str(vocab_path(name)), pretokenizer=pre, special_tokens={}
-    )
-    return lambda text: tok.encode(text)
-
-
-def build_toktok(name: str) -> Encode:
-    import toktok
-
-    return toktok._toktok.Tokenizer(name, "").encode_ordinary  # type: ignore[no-any-return]
-
-
-def build_riptoken(name: str) -> Encode:
-    import riptoken
-
-    spec = registry.ENCODINGS[name]
-    core = riptoken.CoreBPE(riptoken.load_tiktoken_bpe(str(vocab_path(name))), {}, spec.pat_str)
-    return core.encode_ordinary  # type: ignore[no-any-return]
-
-
-def build_splintr(name: str) -> Encode:
-    import splintr
-
-    pattern = {"cl100k_base": splintr.CL100K_BASE_PATTERN, "o200k_base": splintr.O200K_BASE_PATTERN}
-    tok = splintr.Tokenizer(str(vocab_path(name)), pattern[name], {})
-    return tok.encode_ordinary  # type: ignore[no-any-return]
-
-
-def build_wordchipper(name: str) -> Encode:
-    cache = Path(tempfile.mkdtemp(prefix="wordchipper-"))
-    (cache / "openai" / name).mkdir(parents=True)
-    (cache / "openai" / name / f"{name}.tiktoken").symlink_to(vocab_path(name))
-    os.environ["WORDCHIPPER_CACHE_DIR"] = str(cache)
-    import wordchipper
-
-    tok = wordchipper.Tokenizer.from_pretrained(name)
-    return tok.encode  # type: ignore[no-any-return]
-
-
-def build_tokendagger(name: str) -> Encode:
-    import tokendagger
-    from tiktoken.load import load_tiktoken_bpe
-
-    spec = registry.ENCODINGS[name]
-    enc = tokendagger.Encoding(
-        name,
-        pat_str=spec.pat_str,
-        mergeable_ranks=load_tiktoken_bpe(str(vocab_path(name))),
-        special_tokens={},
-    )
-    return enc.encode_ordinary  # type: ignore[no-any-return]
-
-
-def build_rs_bpe(name: str) -> Encode:
-    from rs_bpe.bpe import openai
-
-    tok = getattr(openai, name)()
-    return tok.encode  # type: ignore[no-any-return]
-
-
-ADAPTERS: dict[str, Callable[[str], Encode]] = {
-    "bytepair": build_bytepair,
-    "bytepair (numpy)": build_bytepair_numpy,
-    "bytepair (count)": build_bytepair_count,
-    "tiktoken": build_tiktoken,
-    "gigatoken": build_gigatoken,
-    "toktok-rs": build_toktok,
-    "splintr-rs": build_splintr,
-    "wordchipper": build_wordchipper,
-    "riptoken": build_riptoken,
-    "tokendagger": build_tokendagger,
-    "rs-bpe": build_rs_bpe,
-}
 
 
 # ---- text -------------------------------------------------------------------------------------
@@ -237,19 +113,27 @@ def throughput(
 ) -> list[dict[str, Any]]:
     rows = []
     for name in encodings:
-        encoders: dict[str, Encode] = {}
+        built: dict[str, Encode] = {}
         for lib in libraries:
             try:
-                encoders[lib] = ADAPTERS[lib](name)
+                built[lib] = ADAPTERS[lib](name)
             except Exception as e:
-                print(f"  {lib}: unavailable for {name} ({type(e).__name__}: {e})", file=sys.stderr)
+                note(
+                    f"{lib}: not measured"
+                    + ("" if isinstance(e, ImportError) else f" for {name}")
+                    + f" ({unavailable(e)})"
+                )
         for category in ["english", "code", "multilingual"]:
             runs = slices(paragraphs(category), reps + 1, target_bytes)
             warmup, measured = runs[0], runs[1:]
             rewarm = first_quarter(warmup)
+            # The gate, on the warm-up text (untimed): a library that gives other ids than
+            # tiktoken, or raises, on any of it is left out of this text's rows, with the reason.
+            encoders = dict(built)
+            for lib, reason in gate(encoders, warmup).items():
+                note(f"{lib}: left out of {name} {category} ({reason})")
+                del encoders[lib]
             reference = encoders["tiktoken"]
-            for encode in encoders.values():
-                time_calls(encode, warmup)
             times: dict[str, list[float]] = {lib: [] for lib in encoders}
             exact: dict[str, bool] = {lib: True for lib in encoders}
             nbytes = []
@@ -263,7 +147,11 @@ def throughput(
                     # tables (measured: 7-21% of bytepair's time on half a MB, depending on the
                     # library before it), and a process that tokenizes uses one library, not ten.
                     time_calls(encoders[lib], rewarm)
-                    times[lib].append(time_calls(encoders[lib], docs))
+                    try:
+                        times[lib].append(time_calls(encoders[lib], docs))
+                    except Exception as e:  # a limit the warm-up text did not reach
+                        note(f"{lib}: left out of {name} {category} (raises: {unavailable(e)})")
+                        del encoders[lib], times[lib], exact[lib]
                 # Exactness on a sample of this run's paragraphs.
                 for d in docs[:200]:
                     expected = list(reference(d))
@@ -284,15 +172,17 @@ def throughput(
                 pairs = zip(times["tiktoken"], times[lib], strict=True)
                 per_rep = sorted(theirs / ours for theirs, ours in pairs)
                 ratio = statistics.median(per_rep)
+                returns = type(encode("a b")).__name__
                 rows.append(
                     {
                         "encoding": name,
                         "text": category,
                         "library": lib,
                         # A list of Python ints costs more to build than an array: say which.
-                        "returns": type(encode("a b")).__name__,
+                        "returns": returns,
                         "MB/s": speed,
                         "x tiktoken": ratio,
+                        "bytepair lead": lead(times, lib, returns),
                         # The spread of the repetitions' ratios: on a shared machine one
                         # repetition's ratio can be a quarter off the median.
                         "range": f"{per_rep[0]:.2f}-{per_rep[-1]:.2f}",
@@ -302,6 +192,128 @@ def throughput(
                 )
             print(f"  {name} {category}: done", file=sys.stderr)
     return rows
+
+
+# ---- short prompts ----------------------------------------------------------------------------
+
+
+def prompts(count: int, seed: int) -> list[str]:
+    """``count`` prompts of 10-100 bytes cut from paragraphs of every corpus kind (different
+    for each ``seed``: libraries that cache would otherwise find every prompt seen before)."""
+    import random
+
+    rng = random.Random(seed)
+    pool = [p for kind in ("english", "code", "multilingual") for p in paragraphs(kind)[:20000]]
+    out: list[str] = []
+    while len(out) < count:
+        data = rng.choice(pool).encode("utf-8")
+        size = rng.randint(10, 100)
+        start = rng.randrange(max(1, len(data) - size))
+        text = data[start : start + size].decode("utf-8", errors="ignore")
+        if 10 <= len(text.encode("utf-8")) <= 100:
+            out.append(text)
+    return out
+
+
+def short_prompts(
+    libraries: list[str], encodings: list[str], reps: int, calls: int
+) -> list[dict[str, Any]]:
+    """Calls per second on prompts of 10-100 bytes, one call each: ``encode`` of every library
+    and the counting calls there are, fresh prompts each repetition, gated like the rest."""
+    rows = []
+    for name in encodings:
+        built: dict[str, Encode] = {}
+        for lib in libraries:
+            try:
+                built[lib] = ADAPTERS[lib](name)
+            except Exception as e:
+                if not isinstance(e, ImportError):  # (said once, by the throughput table)
+                    note(f"{lib}: no short-prompt row for {name} ({unavailable(e)})")
+        for lib, build in COUNTERS.items():
+            if lib not in built and lib.split(" ")[0] in [*libraries, "tiktoken"]:
+                try:
+                    built[lib] = build(name)
+                except Exception as e:
+                    note(f"{lib}: no short-prompt row for {name} ({unavailable(e)})")
+        encoders = dict(built)
+        warmup = prompts(calls, seed=0)
+        for lib, reason in gate(encoders, warmup).items():
+            note(f"{lib}: left out of {name} short prompts ({reason})")
+            del encoders[lib]
+        times: dict[str, list[float]] = {lib: [] for lib in encoders}
+        for r in range(reps):
+            batch = prompts(calls, seed=1 + r)
+            order = list(encoders)
+            order = order[r % len(order) :] + order[: r % len(order)]
+            for lib in order:
+                time_calls(encoders[lib], warmup[: calls // 4])
+                times[lib].append(time_calls(encoders[lib], batch))
+        for lib, encode in encoders.items():
+            pairs = zip(times["tiktoken"], times[lib], strict=True)
+            returns = type(encode("a b")).__name__
+            rows.append(
+                {
+                    "encoding": name,
+                    "library": lib,
+                    "returns": returns,
+                    "calls/s": calls * reps / sum(times[lib]),
+                    "x tiktoken": statistics.median(t / o for t, o in pairs),
+                    "bytepair lead": lead(times, lib, returns),
+                }
+            )
+        print(f"  {name} short prompts: done", file=sys.stderr)
+    return rows
+
+
+NOTES: list[str] = []
+
+
+def note(line: str) -> None:
+    """A library left out, and why: printed now and listed under the tables."""
+    print(f"  {line}", file=sys.stderr)
+    NOTES.append(line)
+
+
+def unavailable(e: Exception) -> str:
+    if isinstance(e, ImportError):
+        return f"not installed: {e.name or e}"
+    return f"{type(e).__name__}: {str(e)[:160]}"
+
+
+def gate(encoders: dict[str, Encode], docs: Sequence[str]) -> dict[str, str]:
+    """Libraries whose ids differ from tiktoken's (or that raise) on some of ``docs``, with the
+    first such document; every other library has encoded all of them (its warm-up)."""
+    reference = encoders["tiktoken"]
+    failed: dict[str, str] = {}
+    for i, d in enumerate(docs):
+        expected = list(reference(d))
+        for lib, encode in encoders.items():
+            if lib in failed:
+                continue
+            try:
+                got = encode(d)
+            except Exception as e:
+                failed[lib] = f"raises on text {i} of the gate, {len(d)} chars: {unavailable(e)}"
+                continue
+            same = got == len(expected) if isinstance(got, int) else list(got) == expected
+            if not same:
+                failed[lib] = f"other ids than tiktoken on text {i} of the gate, {len(d)} chars"
+    return failed
+
+
+# The bytepair row with the same kind of output as a library: lists with lists, numpy arrays
+# with encode_to_numpy, counts with count.
+LIKE = {"ndarray": "bytepair (numpy)", "int": "bytepair (count)"}
+
+
+def lead(times: dict[str, list[float]], lib: str, returns: str) -> float | str:
+    """The library's time over the like bytepair row's, median of the repetitions (above
+    1.10: bytepair leads by 10%)."""
+    like = LIKE.get(returns, "bytepair")
+    if like not in times:
+        return ""
+    pairs = zip(times[lib], times[like], strict=True)
+    return statistics.median(theirs / ours for theirs, ours in pairs)
 
 
 # The edge files of long runs (the issue's worst-case bound is for these), then other inputs.
@@ -593,62 +605,103 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+SECTIONS = ("throughput", "prompts", "worst", "threads", "construction")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=9)
     parser.add_argument("--mb", type=float, default=0.8, help="MB of fresh text per repetition")
     parser.add_argument("--libraries", default=",".join(ADAPTERS))
     parser.add_argument("--encodings", default="cl100k_base,o200k_base")
+    parser.add_argument("--prompts", type=int, default=20000, help="short prompts per repetition")
+    parser.add_argument(
+        "--sections",
+        default=",".join(SECTIONS),
+        help="which sections to run (a short smoke run: --sections throughput,prompts)",
+    )
     parser.add_argument("--write", action="store_true", help="update BENCHMARKS.md")
     args = parser.parse_args()
+    chosen = args.sections.split(",")
+    if args.write and chosen != list(SECTIONS):
+        parser.error("--write needs every section (BENCHMARKS.md holds one whole run)")
     libraries = args.libraries.split(",")
     encodings = args.encodings.split(",")
     target = int(args.mb * 1e6)
 
     started = time.strftime("%Y-%m-%d %H:%M")
     sections = []
-    print("throughput ...", file=sys.stderr)
-    rows = throughput(libraries, encodings, args.reps, target)
-    sections.append(
-        "### Single-thread `encode_ordinary`, one call per paragraph\n\n"
-        f"{args.reps} repetitions of ~{args.mb} MB of fresh paragraphs per text kind, the "
-        "libraries in turn (the order rotates); before each timed run a library encodes a "
-        "quarter of the warm-up text again, so that it starts with its own tables in cache, as "
-        "in a process that uses one tokenizer. `same ids` compares 200 paragraphs of each "
-        "repetition with tiktoken. `x tiktoken` is against tiktoken's `encode_ordinary` (the "
-        "median over the repetitions of each one's ratio, `range` the lowest and highest of "
-        "them; MB/s is over all of them), which "
-        "returns a list; `returns` says what each call gives back (`ndarray`: no Python ints "
-        "are made, compare with `bytepair (numpy)`). `bytepair (count)` is `Encoding.count` "
-        "(default arguments): the number of ids, timed like the rest.\n\n" + markdown(rows)
-    )
-    print("worst case ...", file=sys.stderr)
-    sections.append(
-        "### Worst case: time per byte on long runs, against English prose\n\n"
-        "Each input and 3000 English paragraphs (one text) are encoded in one call each, in "
-        "turn, best of five. The bound of the fast-encoder issue (at most 3x prose) is for the "
-        "long-run edge files; the other rows show how far from prose the slowest text gets and "
-        "that merging stays linear in the length of a piece.\n\n" + markdown(worst_case(encodings))
-    )
-    print("threads ...", file=sys.stderr)
-    for name in encodings:
+    if "throughput" in chosen:
+        print("throughput ...", file=sys.stderr)
+        rows = throughput(libraries, encodings, args.reps, target)
         sections.append(
-            f"### Two threads ({name}, english)\n\n"
-            f"`encode_ordinary_batch` of ~{args.mb / 2} MB of paragraphs per round, 90 rounds "
-            "cycling through the English corpus (no cache holds a round's text when it comes "
-            "back), one and two threads in each round, then two processes of the same encoder "
-            "each encoding half of it against one process encoding all of it (the order "
-            "alternates); each ratio is the median of the rounds' ratios.\n\n"
-            + markdown(threads(name, target // 2))
+            "### Single-thread `encode_ordinary`, one call per paragraph\n\n"
+            f"{args.reps} repetitions of ~{args.mb} MB of fresh paragraphs per text kind, the "
+            "libraries in turn (the order rotates); before each timed run a library encodes a "
+            "quarter of the warm-up text again, so that it starts with its own tables in cache, as "
+            "in a process that uses one tokenizer. `same ids` compares 200 paragraphs of each "
+            "repetition with tiktoken. `x tiktoken` is against tiktoken's `encode_ordinary` (the "
+            "median over the repetitions of each one's ratio, `range` the lowest and highest of "
+            "them; MB/s is over all of them), which "
+            "returns a list; `returns` says what each call gives back (`ndarray`: no Python ints "
+            "are made, compare with `bytepair (numpy)`). `bytepair (count)` is `Encoding.count` "
+            "(default arguments): the number of ids, timed like the rest. Before any "
+            "timing, each library encodes the warm-up text and is left out of that text's rows, "
+            "with the reason listed below, where its ids differ from tiktoken's or it raises. "
+            "`bytepair lead` is the library's time over the time of the bytepair row with the "
+            "same output (lists with `bytepair`, arrays with `bytepair (numpy)`, counts with "
+            "`bytepair (count)`), median of the repetitions: above 1.10 bytepair leads by 10% or "
+            "more.\n\n" + markdown(rows)
         )
-    print("construction ...", file=sys.stderr)
-    sections.append(
-        "### Building o200k_base from its file (best of 7, alternating)\n\n"
-        + markdown(construction())
-    )
+    if "prompts" in chosen:
+        print("short prompts ...", file=sys.stderr)
+        rows = short_prompts(libraries, encodings, args.reps, args.prompts)
+        sections.append(
+            "### Short prompts: calls per second, 10-100 bytes each\n\n"
+            f"{args.reps} repetitions of {args.prompts} prompts of 10-100 bytes cut at random "
+            "from paragraphs of all three kinds (new prompts each repetition, the libraries in "
+            "turn), one call per prompt: the per-call cost that `count` on chat turns pays. "
+            "The `encode` rows are the throughput table's calls; the count rows are the "
+            "counting calls that libraries have (tiktoken's is the length of its list). Gated "
+            "like the throughput table; `bytepair lead` as there.\n\n" + markdown(rows)
+        )
+    if "worst" in chosen:
+        print("worst case ...", file=sys.stderr)
+        sections.append(
+            "### Worst case: time per byte on long runs, against English prose\n\n"
+            "Each input and 3000 English paragraphs (one text) are encoded in one call each, in "
+            "turn, best of five. The bound of the fast-encoder issue (at most 3x prose) is for "
+            "the long-run edge files; the other rows show how far from prose the slowest text "
+            "gets and that merging stays linear in the length of a piece.\n\n"
+            + markdown(worst_case(encodings))
+        )
+    if "threads" in chosen:
+        print("threads ...", file=sys.stderr)
+        for name in encodings:
+            sections.append(
+                f"### Two threads ({name}, english)\n\n"
+                f"`encode_ordinary_batch` of ~{args.mb / 2} MB of paragraphs per round, 90 "
+                "rounds cycling through the English corpus (no cache holds a round's text when "
+                "it comes back), one and two threads in each round, then two processes of the "
+                "same encoder each encoding half of it against one process encoding all of it "
+                "(the order alternates); each ratio is the median of the rounds' ratios.\n\n"
+                + markdown(threads(name, target // 2))
+            )
+    if "construction" in chosen:
+        print("construction ...", file=sys.stderr)
+        sections.append(
+            "### Building o200k_base from its file (best of 7, alternating)\n\n"
+            + markdown(construction())
+        )
+    if NOTES:
+        sections.append(
+            "### Libraries not measured, and rows left out\n\n"
+            + "".join(f"- {line}\n" for line in dict.fromkeys(NOTES))
+        )
     header = (
         f"Run {started} on {os.cpu_count()} cores, Python {sys.version.split()[0]}, "
-        f"`python benchmarks/bench_encode.py --reps {args.reps} --mb {args.mb}`.\n\n"
+        f"`python benchmarks/bench_encode.py --reps {args.reps} --mb {args.mb} "
+        f"--prompts {args.prompts}`.\n\n"
     )
     report = header + "\n".join(sections)
     print(report)

@@ -1,4 +1,5 @@
-"""Trainer speed and memory, side by side: bytepair, Hugging Face tokenizers, rustbpe, bpeasy.
+"""Trainer speed and memory, side by side: bytepair, Hugging Face tokenizers, rustbpe, bpeasy,
+gigatoken, gigabpe and ffbpe.
 
 Each trainer runs in a fresh subprocess (so peak RSS is its own) on the same documents (the
 paragraphs of the shared english + code corpora, cut to the size asked), with the cl100k
@@ -53,6 +54,32 @@ elif lib == "gigatoken":
     start = time.perf_counter()
     vocab = gigatoken_rs.train_bpe(blob, vocab_size, [], separator=b"\n\n")[0]
     ranks = {{token: i for i, token in vocab.items()}}
+elif lib == "gigabpe":
+    # Files only, and its own fixed GPT-2 split ("bytelevel"; no pattern argument): the
+    # documents go to a file first, untimed; its vocabulary is Hugging Face's byte-level
+    # strings, holding only the bytes the corpus has (the others are added, after the clock,
+    # so that held-out text can be encoded).
+    import gigabpe, tempfile
+    from bytepair.bytes_unicode import decode_chars
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False, encoding="utf-8") as f:
+        f.write("\n\n".join(docs))
+    start = time.perf_counter()
+    vocab, _ = gigabpe.train_bpe(
+        [f.name], vocab_size, special_tokens=[], pretokenizer="bytelevel", threads=2
+    )
+    ranks = {{decode_chars(t): i for t, i in vocab.items()}}
+    seconds, tokens = time.perf_counter() - start, len(ranks)
+    for b in range(256):
+        ranks.setdefault(bytes([b]), max(ranks.values()) + 1)
+elif lib == "ffbpe":
+    # Its pattern-driven word counter, then its byte-level trainer (merges equal rustbpe's).
+    import ffbpe
+    counter = ffbpe.PreTokenizer([], pat_str=pat).word_counter()
+    counter.add_batch(docs)
+    trainer = ffbpe.BpeTrainer([], unit="byte")
+    trainer.add_word_counter(counter)
+    trainer.train(vocab_size)
+    ranks = dict(trainer.vocab)
 elif lib == "hf":
     os.environ["RAYON_NUM_THREADS"] = "2"
     from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
@@ -69,13 +96,16 @@ elif lib == "hf":
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), special_tokens=[])
     tok.train_from_iterator(docs, trainer)
     ranks = {{decode_chars(t): i for t, i in tok.get_vocab().items()}}
-seconds = time.perf_counter() - start
+else:
+    raise SystemExit(f"unknown library {{lib!r}}")
+if lib != "gigabpe":
+    seconds, tokens = time.perf_counter() - start, len(ranks)
 peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 import bytepair
 enc = bytepair.Encoding("t", pat_str=pat, mergeable_ranks=ranks, special_tokens={{}})
 text = held_out()
 bpt = len(text.encode()) / len(enc.encode_ordinary(text))
-row = {{"seconds": seconds, "peak_mb": peak_mb, "tokens": len(ranks), "bytes/token": bpt}}
+row = {{"seconds": seconds, "peak_mb": peak_mb, "tokens": tokens, "bytes/token": bpt}}
 print(json.dumps(row))
 """
 
@@ -108,6 +138,8 @@ def run(lib: str, mb: float, vocab_size: int) -> dict[str, object]:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        if "ModuleNotFoundError" in last:
+            return {"error": f"not installed ({last.rsplit(' ', 1)[-1]})"}
         return {"error": last[:120]}
     result: dict[str, object] = json.loads(proc.stdout.strip().splitlines()[-1])
     return result
@@ -127,7 +159,7 @@ def table(rows: list[dict[str, object]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=25.0)
-    parser.add_argument("--libraries", default="bytepair,rustbpe,bpeasy,gigatoken,hf")
+    parser.add_argument("--libraries", default="bytepair,rustbpe,bpeasy,gigatoken,gigabpe,ffbpe,hf")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
     libs = args.libraries.split(",")
@@ -151,8 +183,9 @@ def main() -> None:
     report = (
         f"Run {time.strftime('%Y-%m-%d %H:%M')} on {os.cpu_count()} cores; "
         f"`python benchmarks/bench_train.py --mb {args.mb}`. Wall time of training only (the "
-        "documents are in memory), peak RSS of the whole process, bytes/token on held-out "
-        "multilingual Wikipedia text.\n\n### Side by side\n\n"
+        "documents are in memory; gigabpe reads them from a file written before its clock "
+        "starts, and splits with its fixed GPT-2 pattern, not cl100k's), peak RSS of the whole "
+        "process, bytes/token on held-out multilingual Wikipedia text.\n\n### Side by side\n\n"
         + table(rows)
         + "\n### bytepair as the corpus and the vocabulary grow\n\n"
         + table(scaling)
