@@ -8,6 +8,7 @@ two do not (a listed special-token block, malformed files).
 from __future__ import annotations
 
 import base64
+import doctest
 import functools
 import json
 import os
@@ -23,8 +24,9 @@ from mistral_common.tokens.tokenizers.tekken import Tekkenizer
 
 import bytepair
 from bytepair.cli import cli
-from bytepair.formats import detect
+from bytepair.formats import detect, tekken
 from bytepair.formats.tekken import DEPRECATED_SPECIAL_TOKENS, parse_tekken
+from bytepair.formats.values import RankVocabulary
 from bytepair.report import token_report
 
 from conftest import shared_path
@@ -152,6 +154,27 @@ def test_load_detect_folder_and_report(tmp_path: Path) -> None:
     texts = ["Hello world", "[INST] Summarise this. [/INST]"]
     report = token_report(texts, enc)
     assert report[enc.name].counts == tuple(len(tekken_ids(tk, t)) for t in texts)
+
+
+def test_save_and_load_keep_the_ids(tmp_path: Path) -> None:
+    enc, tk = tekken_pair(TEKKEN_FILES[0])
+    as_hf = bytepair.Encoding.from_file(enc.save(tmp_path / "hf", format="hf")[0])
+    vocabulary = enc.vocabulary()  # a .tiktoken file holds neither pattern nor special tokens
+    assert isinstance(vocabulary, RankVocabulary)
+    as_tiktoken = bytepair.Encoding.from_file(
+        enc.save(tmp_path / "nemo.tiktoken", format="tiktoken")[0],
+        pat_str=vocabulary.pat_str,
+        special_tokens=vocabulary.special_tokens,
+    )
+    for text in TEXTS:
+        want = tekken_ids(tk, text)
+        assert as_hf.encode_ordinary(text) == as_tiktoken.encode_ordinary(text) == want, text
+    assert as_hf.encode_single_token("[INST]") == as_tiktoken.encode_single_token("[INST]") == 3
+
+
+def test_module_doctests() -> None:
+    result = doctest.testmod(tekken)
+    assert result.attempted > 0 and result.failed == 0
 
 
 def test_cli_count_with_a_tekken_file() -> None:
@@ -308,6 +331,35 @@ def _too_many_specials() -> dict[str, Any]:
     return spec
 
 
+def _huge_vocab_size() -> dict[str, Any]:
+    spec = tekken_spec()
+    spec["config"]["default_vocab_size"] = 10**12
+    return spec
+
+
+def _negative_specials() -> dict[str, Any]:
+    spec = tekken_spec()
+    spec["config"]["default_num_special_tokens"] = -1
+    return spec
+
+
+def _vocab_not_list() -> dict[str, Any]:
+    spec = tekken_spec()
+    spec["vocab"] = {"AA==": 0}
+    return spec
+
+
+def _rank_is_bool() -> dict[str, Any]:
+    spec = tekken_spec()
+    spec["vocab"][1]["rank"] = True
+    return spec
+
+
+def _empty_token() -> dict[str, Any]:
+    spec = tekken_spec(extra=(b"",))
+    return spec
+
+
 def _vocab_entry_not_object() -> dict[str, Any]:
     spec = tekken_spec()
     spec["vocab"][3] = "AQ=="
@@ -330,6 +382,11 @@ def _vocab_entry_not_object() -> dict[str, Any]:
         (_special_missing_in_v13, r"special_tokens: missing, .*'v13'"),
         (_too_many_specials, r"special_tokens: 2 tokens, more than .*\(1\)"),
         (_vocab_entry_not_object, r"vocab\[3\]: expected an object"),
+        (_huge_vocab_size, r"config: default_num_special_tokens 5 and default_vocab_size 10+ "),
+        (_negative_specials, r"config: default_num_special_tokens -1 and"),
+        (_vocab_not_list, r"vocab: expected a list"),
+        (_rank_is_bool, r"vocab\[1\]\.rank: expected int, got True"),
+        (_empty_token, r"vocab\[256\]\.token_bytes: empty"),
     ],
 )
 def test_malformed_files_name_the_place(tmp_path: Path, make: Any, message: str) -> None:
