@@ -181,13 +181,14 @@ class Encoding(Decoding, TiktokenApi, _core.EncodingBase):
     ) -> Encoding:
         """Read a vocabulary in any supported format, recognised by content: tiktoken (also
         Llama 3's ``tokenizer.model``), GPT-2 ``encoder.json`` + ``vocab.bpe``, Hugging Face
-        ``vocab.json`` + ``merges.txt`` (a folder or either file of the pair), ``tokenizer.json``.
+        ``vocab.json`` + ``merges.txt`` (a folder or either file of the pair), ``tokenizer.json``,
+        Mistral's ``tekken.json`` (``mistral_common``'s ids).
 
         ``pat_str`` and ``special_tokens`` are for formats that do not hold them; the known
-        tiktoken files (by sha256) and ``tokenizer.json`` need neither. ``options`` go to
-        :meth:`from_hf_files` for ``vocab.json`` + ``merges.txt`` (``normalizer=``,
-        ``pre_tokenizer=``, ``ignore_merges=``). See :mod:`bytepair.formats` for how each format
-        is read and how special tokens behave.
+        tiktoken files (by sha256), ``tokenizer.json`` and ``tekken.json`` need neither.
+        ``options`` go to :meth:`from_hf_files` for ``vocab.json`` + ``merges.txt``
+        (``normalizer=``, ``pre_tokenizer=``, ``ignore_merges=``). See :mod:`bytepair.formats`
+        for how each format is read and how special tokens behave.
 
         >>> import tempfile, pathlib
         >>> path = pathlib.Path(tempfile.mkdtemp()) / "bytes.tiktoken"

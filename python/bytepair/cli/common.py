@@ -132,7 +132,7 @@ def tokenizer_options(multiple: bool) -> Callable[[F], F]:
                 multiple=True,
                 metavar="FILE",
                 help="A vocabulary file or folder: .tiktoken, tokenizer.json, encoder.json + "
-                f"vocab.bpe, vocab.json + merges.txt.{more}",
+                f"vocab.bpe, vocab.json + merges.txt, tekken.json.{more}",
             ),
             click.option(
                 "--hf",

@@ -161,7 +161,8 @@ def convert(source: str, target: str, to: str, pattern: str | None, quiet: bool)
     """Convert a vocabulary to another format.
 
     IN is any vocabulary bytepair reads (a .tiktoken file, a tokenizer.json, GPT-2's
-    encoder.json + vocab.bpe or Hugging Face's vocab.json + merges.txt, or their folder).
+    encoder.json + vocab.bpe, Hugging Face's vocab.json + merges.txt, Mistral's tekken.json, or
+    their folder).
     --to tiktoken writes a .tiktoken file, hf a tokenizer.json, gpt2 encoder.json + vocab.bpe in
     the folder OUT.
     """

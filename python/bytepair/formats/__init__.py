@@ -9,6 +9,8 @@ GPT-2 ``encoder.json`` +           tiktoken's rank rule        ``tiktoken`` (``g
 ``vocab.bpe``                      (ids are ranks)             Llama 3 for ollama's files)
 HF ``vocab.json`` + ``merges.txt`` pair merges                 ``tokenizers`` ``BPE.from_file``
 HF ``tokenizer.json``              pair merges + pipeline      ``tokenizers.Tokenizer``
+Mistral ``tekken.json``            tiktoken's rank rule        ``mistral_common``'s
+                                   (ranks after the specials)  ``Tekkenizer``
 =================================  ==========================  =================================
 
 :func:`load` recognises the format by content (:mod:`bytepair.formats.detect`); :func:`save`
@@ -55,6 +57,7 @@ from bytepair.formats.gpt2 import load_gpt2_files, write_gpt2_files
 from bytepair.formats.hf_files import load_hf_files
 from bytepair.formats.hf_json import load_tokenizer_json, write_tokenizer_json
 from bytepair.formats.targets import missing_folders, save_targets
+from bytepair.formats.tekken import load_tekken
 from bytepair.formats.tiktoken_file import load_tiktoken, tiktoken_bytes
 from bytepair.formats.values import HasVocabulary
 
@@ -74,10 +77,11 @@ def load(
     """Read the vocabulary at ``path`` (a file or a folder), whatever its format.
 
     ``pat_str`` and ``special_tokens`` apply to the formats that do not hold them (tiktoken,
-    GPT-2 and HF vocabulary files); a ``tokenizer.json`` has its own, and passing them is an
-    error. ``options`` go to :func:`bytepair.formats.hf_files.load_hf_files` (``normalizer``,
-    ``pre_tokenizer``, ``ignore_merges``); for a ``tokenizer.json``, ``ignore_settings``
-    (see :mod:`bytepair.formats.hf_json`). Returns the encoding (a ``bytepair.Encoding``).
+    GPT-2 and HF vocabulary files); a ``tokenizer.json`` or ``tekken.json`` has its own, and
+    passing them is an error. ``options`` go to :func:`bytepair.formats.hf_files.load_hf_files`
+    (``normalizer``, ``pre_tokenizer``, ``ignore_merges``); for a ``tokenizer.json``,
+    ``ignore_settings`` (see :mod:`bytepair.formats.hf_json`). Returns the encoding (a
+    ``bytepair.Encoding``).
     """
     found = detect(path)
     if found.kind == "tokenizer-json":
@@ -93,6 +97,13 @@ def load(
         return load_tokenizer_json(
             found.paths[0], data=found.parsed, name=name, ignore_settings=ignore_settings
         )
+    if found.kind == "tekken":
+        if pat_str is not None or special_tokens is not None:
+            raise ValueError(
+                f"{path}: a tekken.json has its own pattern and special tokens; "
+                "do not pass pat_str or special_tokens"
+            )
+        return load_tekken(found.paths[0], parsed=found.parsed, name=name)
     if found.kind == "tiktoken":
         return load_tiktoken(
             found.paths[0],

@@ -1,12 +1,13 @@
 """Recognising a vocabulary's format by its content (names are only a tie-breaker).
 
 - a JSON object with a ``model`` object: Hugging Face ``tokenizer.json``;
+- a JSON object with a ``config`` object or a ``vocab`` list: Mistral's ``tekken.json``;
 - a JSON object of token -> id: ``encoder.json`` / ``vocab.json``, paired with the merges file
   beside it (``vocab.bpe``: GPT-2 files, read as tiktoken does; ``merges.txt``: Hugging Face files);
 - lines of ``<base64> <integer>``: tiktoken (``.tiktoken``, and Llama 3's ``tokenizer.model``);
 - lines of ``<token> <token>``: a merges file, paired with the vocabulary beside it;
 - a folder: the first of ``tokenizer.json``, ``vocab.json`` + ``merges.txt``, ``encoder.json`` +
-  ``vocab.bpe``, a single ``*.tiktoken`` or ``tokenizer.model``.
+  ``vocab.bpe``, ``tekken.json``, a single ``*.tiktoken`` or ``tokenizer.model``.
 
 >>> import tempfile, pathlib
 >>> folder = pathlib.Path(tempfile.mkdtemp())
@@ -23,10 +24,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from bytepair.formats.common import StrPath, read_json
+from bytepair.formats.tekken import looks_like_tekken
 
 __all__ = ["Detected", "detect"]
 
-Kind = Literal["tiktoken", "gpt2", "hf-files", "tokenizer-json"]
+Kind = Literal["tiktoken", "gpt2", "hf-files", "tokenizer-json", "tekken"]
 
 _TIKTOKEN_LINE = re.compile(rb"^[A-Za-z0-9+/]*=*[ \t]+\d+\r?$")
 
@@ -87,6 +89,8 @@ def _detect_folder(folder: Path) -> Detected:
     ):
         if (folder / vocab).is_file() and (folder / merges).is_file():
             return Detected(kind, (folder / vocab, folder / merges))  # type: ignore[arg-type]
+    if (folder / "tekken.json").is_file():
+        return detect(folder / "tekken.json")
     candidates = sorted(folder.glob("*.tiktoken")) + sorted(folder.glob("tokenizer.model"))
     if len(candidates) == 1:
         return detect(candidates[0])
@@ -109,6 +113,8 @@ def detect(path: StrPath) -> Detected:
         parsed = read_json(p, data)
         if isinstance(parsed, dict) and isinstance(parsed.get("model"), dict):
             return Detected("tokenizer-json", (p,), parsed=parsed)
+        if looks_like_tekken(parsed):
+            return Detected("tekken", (p,), parsed=parsed)
         return _pair_for_vocab(p)
     # The first line is looked at in place: a hostile file's one 40 MB line must not be copied.
     end = head.find(b"\n")
