@@ -115,6 +115,7 @@ def test_a_job_sends_a_plain_encoding_as_tiktoken_bytes(enc: bytepair.Encoding) 
     text = "The job's copy <|endoftext|> encodes alike."
     assert copy.encoding.encode_ordinary(text) == enc.encode_ordinary(text)
     assert copy.encoding._special_tokens == enc._special_tokens and copy.eot == job.eot
+
     # A subclass may do more than its core: it travels as it is.
     class Sub(bytepair.Encoding):
         pass
