@@ -200,9 +200,11 @@ def test_doctests(module: str) -> None:
     assert result.attempted > 0 and result.failed == 0
 
 
-def test_encoding_method_doctests() -> None:
+def test_encoding_method_doctests(doctest_namespace: dict[str, Any]) -> None:
+    # The namespace pytest's doctests get (the root conftest.py puts byte_encoding in it).
+    globs = {"Encoding": Encoding, **doctest_namespace}
     finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner()
     for name in ("from_file", "from_gpt2_files", "from_hf_files", "from_tokenizer_json", "save"):
-        for test in finder.find(getattr(Encoding, name), name, globs={"Encoding": Encoding}):
+        for test in finder.find(getattr(Encoding, name), name, globs=globs):
             runner.run(test)
     assert runner.failures == 0 and runner.tries >= 5
