@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from bytepair import _core, chat, formats
+from bytepair import _core, formats
 from bytepair._arguments import (
     DEFAULT_THREADS,
     batch_texts,
@@ -32,9 +32,9 @@ from bytepair._arguments import (
     repaired,
     utf8_safe,
 )
+from bytepair._chat_api import ChatApi
 from bytepair._optional import require
 from bytepair._tiktoken_api import TiktokenApi
-from bytepair.chat import ChatTemplate, JinjaTemplate, SpecialMatch
 from bytepair.decoding import Decoding
 from bytepair.decoding import StreamDecoder as StreamDecoder  # re-exported: its old home
 from bytepair.formats import SaveFormat
@@ -61,7 +61,7 @@ _R = TypeVar("_R")
 _CoreCall = Callable[[_T, _core.SpecialSet | None, _core.SpecialSet | None], _R]
 
 
-class Encoding(Decoding, TiktokenApi, _core.EncodingBase):
+class Encoding(Decoding, TiktokenApi, ChatApi, _core.EncodingBase):
     """A byte-level BPE encoding with tiktoken's interface and ids.
 
     >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256, b"abc": 257}
@@ -605,55 +605,6 @@ class Encoding(Decoding, TiktokenApi, _core.EncodingBase):
         if not isinstance(text_or_bytes, bytes | bytearray | memoryview):
             raise TypeError(f"expected str or bytes, got {type(text_or_bytes).__name__}")
         return self._core.encode_single_token(bytes(text_or_bytes))
-
-    # ---- chat prompts and untrusted text (bytepair.chat) ----------------------------------
-
-    def encode_chat(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        template: str | ChatTemplate | JinjaTemplate = "chatml",
-        *,
-        add_generation_prompt: bool = False,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        documents: Sequence[Mapping[str, Any]] | None = None,
-        variables: Mapping[str, Any] | None = None,
-    ) -> list[int]:
-        """Encode a chat: control tokens from the template as ids, every message's content as
-        ordinary text, so no message can produce a control token (prompt injection).
-
-        ``template``: ``"chatml"``, ``"llama3"``, a :class:`bytepair.chat.ChatTemplate`, Jinja
-        source or a :class:`bytepair.chat.JinjaTemplate` (rendered as transformers does, with
-        ``tools``, ``documents``, ``variables``; see :mod:`bytepair.chat.jinja`), or ``"model"``
-        (the template of the Hub model, :meth:`from_pretrained`). Wrong types are a
-        ``TypeError``, unknown roles or keys a ``ValueError``; so is a ``ChatTemplate`` whose
-        special tokens this encoding lacks (the message says how to add them).
-        """
-        return chat.encode_chat(
-            self,
-            messages,
-            template,
-            add_generation_prompt=add_generation_prompt,
-            tools=tools,
-            documents=documents,
-            variables=variables,
-        )
-
-    def find_special(self, text: str, *, names: Iterable[str] | None = None) -> list[SpecialMatch]:
-        """Where ``text`` spells or imitates a control token: this encoding's special tokens and
-        the well-known ones of other chat formats (or ``names``). Near misses count: case,
-        zero-width characters inside, full-width brackets; see :func:`bytepair.chat.find_special`.
-        """
-        wanted = self._special_set | set(chat.KNOWN_CONTROL_TOKENS) if names is None else names
-        return chat.find_special(text, wanted, specials=self._special_set)
-
-    def sanitize(
-        self, text: str, *, names: Iterable[str] | None = None, replacement: str | None = None
-    ) -> str:
-        """``text`` with every :meth:`find_special` match neutralised (by default its brackets
-        become HTML character references: ``&lt;|im_end|&gt;``), for prompts built as strings.
-        """
-        wanted = self._special_set | set(chat.KNOWN_CONTROL_TOKENS) if names is None else names
-        return chat.sanitize(text, wanted, replacement=replacement, specials=self._special_set)
 
     def with_special_tokens(
         self, special_tokens: Mapping[str, int], *, name: str | None = None

@@ -29,6 +29,7 @@ from typing import Any
 
 from bytepair import formats
 from bytepair._optional import require
+from bytepair.chat.jinja import SPECIAL_TOKEN_NAMES
 
 __all__ = [
     "CONFIG_FILES",
@@ -46,16 +47,6 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "tekken.json", "vocab.js
 #: The settings read beside the vocabulary.
 CONFIG_FILES = ("tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja")
 
-# The names transformers gives the special tokens it passes to chat templates.
-_SPECIAL_NAMES = (
-    "bos_token",
-    "eos_token",
-    "unk_token",
-    "sep_token",
-    "pad_token",
-    "cls_token",
-    "mask_token",
-)
 # transformers writes "no limit" as a huge integer (int(1e30) and the like).
 _NO_LIMIT = 10**18
 
@@ -147,7 +138,7 @@ def parse_tokenizer_config(
     if not isinstance(config, Mapping) or not isinstance(special_tokens_map, Mapping):
         raise ValueError(f"{repo_id}: tokenizer_config.json must hold a JSON object")
     specials: dict[str, Any] = {}
-    for name in _SPECIAL_NAMES:
+    for name in SPECIAL_TOKEN_NAMES:
         for source, label in ((config, where), (special_tokens_map, "special_tokens_map.json")):
             text = _token_text(source.get(name), f"{label}: {name}")
             if text is not None:

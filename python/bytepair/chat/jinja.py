@@ -49,19 +49,18 @@ OPEN, CLOSE = "\ufdd0", "\ufdd1"
 _MARKERS = re.compile(f"[{OPEN}{CLOSE}]")
 # Values that templates compare with fixed strings ("user", "function", "text").
 _STRUCTURAL_KEYS = frozenset({"role", "type"})
-# Variables that are the tokenizer's own tokens: template text, never the caller's.
-TOKEN_VARIABLES = frozenset(
-    {
-        "bos_token",
-        "eos_token",
-        "unk_token",
-        "sep_token",
-        "pad_token",
-        "cls_token",
-        "mask_token",
-        "additional_special_tokens",
-    }
+# The names transformers gives the special tokens it passes to chat templates.
+SPECIAL_TOKEN_NAMES = (
+    "bos_token",
+    "eos_token",
+    "unk_token",
+    "sep_token",
+    "pad_token",
+    "cls_token",
+    "mask_token",
 )
+# Variables that are the tokenizer's own tokens: template text, never the caller's.
+TOKEN_VARIABLES = frozenset((*SPECIAL_TOKEN_NAMES, "additional_special_tokens"))
 
 
 def is_jinja(text: str) -> bool:
