@@ -41,7 +41,7 @@ from datetime import datetime
 from typing import Any
 
 from bytepair._optional import require
-from bytepair.chat.templates import Part, Special
+from bytepair.chat.templates import Part, Special, message_dicts
 
 __all__ = ["JinjaTemplate", "is_jinja", "template_parts"]
 
@@ -160,15 +160,8 @@ def _plain(value: Any, where: str) -> Any:
 
 
 def _messages(messages: object) -> list[dict[str, Any]]:
-    if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Iterable):
-        raise TypeError(
-            "messages must be a list of {'role': ..., 'content': ...} dicts, "
-            f"got {type(messages).__name__}"
-        )
     out = []
-    for i, message in enumerate(messages):
-        if not isinstance(message, Mapping):
-            raise TypeError(f"message {i} must be a dict, got {type(message).__name__}")
+    for i, message in enumerate(message_dicts(messages, "a dict")):
         if not isinstance(message.get("role"), str):
             raise ValueError(f"message {i} has no 'role' string")
         # transformers drops the keys whose value is None (OpenAI's content=None).

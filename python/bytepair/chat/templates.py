@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 
 def plain_str(value: object) -> str | None:
@@ -233,8 +234,8 @@ def _short(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _checked_messages(messages: object, template: ChatTemplate) -> list[tuple[str, str]]:
-    """The messages as (role, content) pairs, or a TypeError/ValueError saying what is wrong."""
+def message_dicts(messages: object, each: str) -> list[Mapping[Any, Any]]:
+    """``messages`` as a list of mappings, or a TypeError saying which item is ``each`` not."""
     if isinstance(messages, str | bytes | bytearray | Mapping) or not isinstance(
         messages, Iterable
     ):
@@ -242,13 +243,17 @@ def _checked_messages(messages: object, template: ChatTemplate) -> list[tuple[st
             "messages must be a list of {'role': ..., 'content': ...} dicts, "
             f"got {type(messages).__name__}"
         )
-    out = []
-    for i, message in enumerate(messages):
+    out = list(messages)
+    for i, message in enumerate(out):
         if not isinstance(message, Mapping):
-            raise TypeError(
-                f"message {i} must be a dict with 'role' and 'content', "
-                f"got {type(message).__name__}"
-            )
+            raise TypeError(f"message {i} must be {each}, got {type(message).__name__}")
+    return out
+
+
+def _checked_messages(messages: object, template: ChatTemplate) -> list[tuple[str, str]]:
+    """The messages as (role, content) pairs, or a TypeError/ValueError saying what is wrong."""
+    out = []
+    for i, message in enumerate(message_dicts(messages, "a dict with 'role' and 'content'")):
         extra = [k for k in message if k not in ("role", "content")]
         if extra:
             raise ValueError(
