@@ -2,4 +2,5 @@
 //! Policy (finding files, naming errors after paths) lives in the Python package.
 
 pub mod hf;
+pub mod sentencepiece;
 pub mod tiktoken;
