@@ -44,7 +44,7 @@ mod test_data;
 pub mod train;
 pub mod vocab;
 
-pub use encoder::{Encoder, PairEncoder, RankEncoder};
+pub use encoder::{Encoder, PairEncoder, RankEncoder, SentencePieceEncoder};
 pub use error::Error;
 pub use pretokenize::Pretokenizer;
 

@@ -3,7 +3,9 @@
 //! Each model is its own type, and every one implements [`Encoder`]:
 //! - [`RankEncoder`] (`rank.rs`): tiktoken's model, merging by rank with one pre-tokenizer;
 //! - [`PairEncoder`] (`pair.rs`): Hugging Face's BPE model, merging by pair priority, with its
-//!   pre-tokenizer pipeline and added tokens.
+//!   pre-tokenizer pipeline and added tokens;
+//! - [`SentencePieceEncoder`] (`sentencepiece/`): SentencePiece's BPE model, merging by piece
+//!   score (sentencepiece) or by a merge list (Hugging Face), after its own normalization.
 //!
 //! What they share is in the trait's provided methods and in [`SpecialMatcher`]
 //! (`special.rs`), the search for special tokens in text. An encoder is immutable once built, so one instance is shared freely between threads.
@@ -17,6 +19,7 @@ use crate::{Error, Rank};
 
 mod pair;
 mod rank;
+pub mod sentencepiece;
 mod special;
 #[cfg(test)]
 mod tests;
@@ -25,6 +28,7 @@ pub use crate::vocab::by_id::check_id_space;
 pub use crate::vocab::pair_vocab::{AddedEntry, PairVocabulary};
 pub use pair::PairEncoder;
 pub use rank::RankEncoder;
+pub use sentencepiece::SentencePieceEncoder;
 pub use special::SpecialMatcher;
 
 /// A tokenizer model: text to ids, ids to bytes.

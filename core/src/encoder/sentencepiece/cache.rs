@@ -1,0 +1,102 @@
+//! A per-thread cache of merged chunks, as `merge::cache` is for pieces: running text repeats
+//! the same words, and a chunk (mostly a word with its leading space) that is not one piece
+//! needs a merge. A direct-mapped table keyed by the chunk's bytes and the encoder that made
+//! the entry; exact, since an entry is used only when the whole key matches.
+
+use std::cell::RefCell;
+
+use crate::Rank;
+
+const SLOTS: usize = 4096;
+/// Chunks of this many bytes at most are cached.
+pub(super) const MAX_CHUNK: usize = 24;
+/// Chunks that merge into more ids than this are not cached.
+const MAX_IDS: usize = 6;
+
+#[derive(Clone, Copy)]
+struct Entry {
+    key: [u8; MAX_CHUNK],
+    len: u8,
+    count: u8,
+    owner: u32,
+    ids: [Rank; MAX_IDS],
+}
+
+const EMPTY: Entry = Entry {
+    key: [0; MAX_CHUNK],
+    len: 0,
+    count: 0,
+    owner: 0,
+    ids: [0; MAX_IDS],
+};
+
+pub(super) struct ChunkCache {
+    entries: Box<[Entry]>,
+}
+
+thread_local! {
+    static CACHE: RefCell<ChunkCache> = RefCell::new(ChunkCache {
+        entries: vec![EMPTY; SLOTS].into_boxed_slice(),
+    });
+}
+
+/// Run `f` with this thread's cache, or with none if it is in use further up this thread.
+pub(super) fn with_chunk_cache<R>(f: impl FnOnce(Option<&mut ChunkCache>) -> R) -> R {
+    CACHE.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut cache) => f(Some(&mut cache)),
+        Err(_) => f(None),
+    })
+}
+
+#[inline(always)]
+fn key_of(chunk: &[u8]) -> [u8; MAX_CHUNK] {
+    let mut key = [0u8; MAX_CHUNK];
+    key[..chunk.len()].copy_from_slice(chunk);
+    key
+}
+
+#[inline(always)]
+fn slot(key: &[u8; MAX_CHUNK], len: usize, owner: u32) -> usize {
+    let word = |i: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&key[i..i + 8]);
+        u64::from_le_bytes(w)
+    };
+    let mixed = (word(0).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ word(8).rotate_left(21)
+        ^ word(16).rotate_left(42)
+        ^ (len as u64) << 56
+        ^ u64::from(owner))
+    .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (mixed >> 52) as usize & (SLOTS - 1)
+}
+
+impl ChunkCache {
+    /// Append the ids of `chunk` (at most [`MAX_CHUNK`] bytes): from the cache, or from `merge`,
+    /// which appends them to `out` and whose result is then kept.
+    #[inline]
+    pub(super) fn get_or_merge(
+        &mut self,
+        owner: u32,
+        chunk: &[u8],
+        out: &mut Vec<Rank>,
+        merge: impl FnOnce(&mut Vec<Rank>),
+    ) {
+        let key = key_of(chunk);
+        let entry = &mut self.entries[slot(&key, chunk.len(), owner)];
+        if entry.owner == owner && usize::from(entry.len) == chunk.len() && entry.key == key {
+            out.extend_from_slice(&entry.ids[..usize::from(entry.count)]);
+            return;
+        }
+        let start = out.len();
+        merge(out);
+        let ids = &out[start..];
+        if ids.len() <= MAX_IDS {
+            entry.key = key;
+            entry.len = chunk.len() as u8;
+            entry.owner = owner;
+            entry.count = ids.len() as u8;
+            entry.ids[..ids.len()].copy_from_slice(ids);
+        }
+    }
+}

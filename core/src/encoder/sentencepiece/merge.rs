@@ -1,0 +1,293 @@
+//! Merging one chunk of normalized text into ids, by either rule.
+//!
+//! Both are the heap merge over a doubly linked list of symbols, `O(n log n)` on any chunk:
+//! - by score (`bpe_model.cc`): symbols are user-defined pieces (frozen) or single characters;
+//!   the adjacent pair whose concatenation is the piece of highest score joins first, the
+//!   leftmost on ties; stale heap entries are recognised by their size, as there; UNUSED
+//!   pieces are split back into the two parts they were last made from;
+//! - by merge rank (`tokenizers`' `Word::merge_all`): symbols are ids (characters, byte
+//!   fallback tokens, the unknown token); the pair of lowest merge rank joins first, the leftmost
+//!   on ties; an entry is stale when its pair no longer makes the same token.
+
+use std::cell::RefCell;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use rustc_hash::FxHashMap;
+
+use super::SentencePieceEncoder;
+use crate::Rank;
+
+pub(super) const NONE: u32 = u32::MAX;
+
+/// One symbol of the linked list. For the score rule a symbol is the bytes
+/// `start..start + len` of the chunk (`len == 0`: joined into its left neighbour); for the rank
+/// rule it is `id` (`NONE`: joined).
+#[derive(Clone, Copy)]
+struct Symbol {
+    start: u32,
+    len: u32,
+    id: Rank,
+    prev: u32,
+    next: u32,
+    frozen: bool,
+}
+
+/// A candidate join: `(priority << 32 | left symbol, right symbol or new id, size)`, smallest
+/// first.
+type Candidate = Reverse<(u64, u32, u32)>;
+
+/// The buffers of one merge, kept by each thread between chunks.
+#[derive(Default)]
+pub(super) struct MergeScratch {
+    symbols: Vec<Symbol>,
+    heap: BinaryHeap<Candidate>,
+    /// UNUSED piece id -> the (start, len) of the two parts that last made it.
+    rev: FxHashMap<Rank, [(u32, u32); 2]>,
+    stack: Vec<(u32, u32)>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<MergeScratch> = RefCell::new(MergeScratch::default());
+}
+
+/// Run `f` with this thread's merge buffers (fresh ones if they are in use further up).
+pub(super) fn with_merge_scratch<R>(f: impl FnOnce(&mut MergeScratch) -> R) -> R {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut s) => {
+            let r = f(&mut s);
+            if s.symbols.capacity() > 1 << 20 {
+                *s = MergeScratch::default();
+            }
+            r
+        }
+        Err(_) => f(&mut MergeScratch::default()),
+    })
+}
+
+/// The byte length of the UTF-8 character whose first byte is `b`.
+#[inline(always)]
+pub(super) fn char_len(b: u8) -> usize {
+    match b {
+        0..0xC0 => 1,
+        0xC0..0xE0 => 2,
+        0xE0..0xF0 => 3,
+        _ => 4,
+    }
+}
+
+fn link(symbols: &mut [Symbol]) {
+    let n = symbols.len();
+    for (i, s) in symbols.iter_mut().enumerate() {
+        s.prev = if i == 0 { NONE } else { i as u32 - 1 };
+        s.next = if i + 1 == n { NONE } else { i as u32 + 1 };
+    }
+}
+
+fn symbol(start: usize, len: usize, id: Rank, frozen: bool) -> Symbol {
+    Symbol {
+        start: start as u32,
+        len: len as u32,
+        id,
+        prev: NONE,
+        next: NONE,
+        frozen,
+    }
+}
+
+impl SentencePieceEncoder {
+    /// The mergeable piece (score rule) or vocabulary token (rank rule) spelled `bytes`.
+    #[inline(always)]
+    pub(super) fn lookup_in(&self, text: &[u8], bytes: &[u8]) -> Option<Rank> {
+        let id = if bytes.len() == 1 {
+            self.table.byte_ranks()[usize::from(bytes[0])]
+        } else {
+            self.table.piece_rank_in(text, bytes)?
+        };
+        (id != NONE).then_some(id)
+    }
+
+    /// Append the ids of `chunk` by the score rule.
+    pub(super) fn merge_by_score(&self, chunk: &str, s: &mut MergeScratch, out: &mut Vec<Rank>) {
+        let bytes = chunk.as_bytes();
+        let Some(rules) = &self.score else { return };
+        s.symbols.clear();
+        s.heap.clear();
+        s.rev.clear();
+        let push_chars = |symbols: &mut Vec<Symbol>, from: usize, to: usize| {
+            let mut at = from;
+            while at < to {
+                let len = char_len(bytes[at]).min(to - at);
+                symbols.push(symbol(at, len, NONE, false));
+                at += len;
+            }
+        };
+        match &rules.user {
+            Some(user) => {
+                let mut at = 0;
+                for m in user.find_iter(chunk) {
+                    push_chars(&mut s.symbols, at, m.start());
+                    s.symbols.push(symbol(m.start(), m.len(), NONE, true));
+                    at = m.end();
+                }
+                push_chars(&mut s.symbols, at, bytes.len());
+            }
+            None => push_chars(&mut s.symbols, 0, bytes.len()),
+        }
+        link(&mut s.symbols);
+
+        let MergeScratch {
+            symbols,
+            heap,
+            rev,
+            stack,
+        } = s;
+        let consider = |symbols: &[Symbol],
+                        heap: &mut BinaryHeap<Candidate>,
+                        rev: &mut FxHashMap<Rank, [(u32, u32); 2]>,
+                        left: u32,
+                        right: u32| {
+            if left == NONE || right == NONE {
+                return;
+            }
+            let (l, r) = (symbols[left as usize], symbols[right as usize]);
+            if l.frozen || r.frozen {
+                return;
+            }
+            let (start, end) = (l.start as usize, (r.start + r.len) as usize);
+            let Some(id) = self.lookup_in(bytes, &bytes[start..end]) else {
+                return;
+            };
+            let priority = u64::from(rules.score_rank[id as usize]) << 32 | u64::from(left);
+            heap.push(Reverse((priority, right, l.len + r.len)));
+            if rules.has_unused && rules.unused[id as usize] {
+                rev.insert(id, [(l.start, l.len), (r.start, r.len)]);
+            }
+        };
+        for i in 1..symbols.len() as u32 {
+            consider(symbols, heap, rev, i - 1, i);
+        }
+        while let Some(Reverse((key, right, size))) = heap.pop() {
+            let left = (key & 0xFFFF_FFFF) as usize;
+            let (l, r) = (symbols[left], symbols[right as usize]);
+            if l.len == 0 || r.len == 0 || l.len + r.len != size {
+                continue;
+            }
+            symbols[left].len = size;
+            symbols[left].next = r.next;
+            if r.next != NONE {
+                symbols[r.next as usize].prev = left as u32;
+            }
+            symbols[right as usize].len = 0;
+            consider(symbols, heap, rev, l.prev, left as u32);
+            consider(symbols, heap, rev, left as u32, r.next);
+        }
+
+        let mut prev_unknown = false;
+        let mut i = if symbols.is_empty() { NONE } else { 0 };
+        while i != NONE {
+            let sym = symbols[i as usize];
+            stack.clear();
+            stack.push((sym.start, sym.len));
+            while let Some((start, len)) = stack.pop() {
+                let piece = &bytes[start as usize..(start + len) as usize];
+                let id = match self.lookup_in(bytes, piece) {
+                    Some(id) => rules.final_id[id as usize],
+                    None => rules.reserved.get(piece).copied().unwrap_or(self.unk),
+                };
+                if rules.has_unused && rules.unused.get(id as usize) == Some(&true) {
+                    if let Some(&[left, right]) = rev.get(&id) {
+                        stack.push(right);
+                        stack.push(left);
+                        continue;
+                    }
+                }
+                let unknown = id == self.unk;
+                if unknown && self.byte_fallback {
+                    out.extend(piece.iter().map(|&b| self.byte_ids[usize::from(b)]));
+                } else if !(unknown && prev_unknown) {
+                    out.push(id);
+                }
+                prev_unknown = unknown;
+            }
+            i = sym.next;
+        }
+    }
+
+    /// Append the ids of `chunk` by the merge-rank rule.
+    pub(super) fn merge_by_rank(&self, chunk: &str, s: &mut MergeScratch, out: &mut Vec<Rank>) {
+        let bytes = chunk.as_bytes();
+        let Some(merges) = &self.merges else { return };
+        s.symbols.clear();
+        s.heap.clear();
+        let symbols = &mut s.symbols;
+        // The unknown token waiting to be added, as `tokenizers` keeps it: a run of unknown
+        // characters is one token with `fuse_unk`.
+        let mut pending_unknown = false;
+        let mut at = 0;
+        while at < bytes.len() {
+            let len = char_len(bytes[at]).min(bytes.len() - at);
+            let c = &bytes[at..at + len];
+            if let Some(id) = self.lookup_in(bytes, c) {
+                if std::mem::take(&mut pending_unknown) {
+                    symbols.push(symbol(0, 1, self.unk, false));
+                }
+                symbols.push(symbol(0, 1, id, false));
+            } else if self.byte_fallback && c.iter().all(|&b| self.byte_ids[usize::from(b)] != NONE)
+            {
+                for &b in c {
+                    symbols.push(symbol(0, 1, self.byte_ids[usize::from(b)], false));
+                }
+            } else if self.unk != NONE {
+                if pending_unknown && !self.fuse_unk {
+                    symbols.push(symbol(0, 1, self.unk, false));
+                }
+                pending_unknown = true;
+            }
+            at += len;
+        }
+        if pending_unknown {
+            symbols.push(symbol(0, 1, self.unk, false));
+        }
+        link(symbols);
+
+        let pair = |a: Rank, b: Rank| merges.get(&(u64::from(a) << 32 | u64::from(b))).copied();
+        let heap = &mut s.heap;
+        for (i, w) in symbols.windows(2).enumerate() {
+            if let Some((rank, new)) = pair(w[0].id, w[1].id) {
+                heap.push(Reverse((u64::from(rank) << 32 | i as u64, new, 0)));
+            }
+        }
+        while let Some(Reverse((key, new, _))) = heap.pop() {
+            let pos = (key & 0xFFFF_FFFF) as usize;
+            let current = symbols[pos];
+            if current.id == NONE || current.next == NONE {
+                continue;
+            }
+            let right = symbols[current.next as usize];
+            if pair(current.id, right.id).is_none_or(|(_, id)| id != new) {
+                continue;
+            }
+            symbols[pos].id = new;
+            symbols[pos].next = right.next;
+            symbols[current.next as usize].id = NONE;
+            if right.next != NONE {
+                symbols[right.next as usize].prev = pos as u32;
+            }
+            if current.prev != NONE {
+                let before = symbols[current.prev as usize].id;
+                if let Some((rank, made)) = pair(before, new) {
+                    let at = u64::from(current.prev);
+                    heap.push(Reverse((u64::from(rank) << 32 | at, made, 0)));
+                }
+            }
+            if right.next != NONE {
+                let after = symbols[right.next as usize].id;
+                if let Some((rank, made)) = pair(new, after) {
+                    heap.push(Reverse((u64::from(rank) << 32 | pos as u64, made, 0)));
+                }
+            }
+        }
+        out.extend(symbols.iter().filter(|s| s.id != NONE).map(|s| s.id));
+    }
+}
