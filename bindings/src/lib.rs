@@ -4,13 +4,14 @@
 //!
 //! - `encoder.rs`: `Encoder`, the base class of the compiled encoders, one per tokenizer model
 //!   (`rank_encoder.rs`: tiktoken's ranks; `pair_encoder.rs`: Hugging Face pair merges, with
-//!   `added_token.rs`), built on `model.rs`;
+//!   `added_token.rs`; `sentencepiece_encoder.rs`: SentencePiece's BPE), built on `model.rs`;
 //! - `special_set.rs`: `SpecialSet`, the special tokens a call allows or disallows;
 //! - `encoding_base.rs`: `EncodingBase`, the compiled base class of `bytepair.Encoding`;
 //! - `batch.rs`: the interpreter side of batches (the core's `batch` schedules them);
 //!   `texts.rs`: their texts;
 //! - `cpython/`: the paths that rely on CPython's object layout, and their portable twins;
-//! - `formats.rs`, `train.rs`, `functions.rs`: file formats, training, free functions.
+//! - `formats.rs`, `sentencepiece_formats.rs`, `train.rs`, `functions.rs`: file formats,
+//!   training, free functions.
 #![deny(unsafe_code)]
 
 use pyo3::prelude::*;
@@ -26,6 +27,8 @@ mod functions;
 mod model;
 mod pair_encoder;
 mod rank_encoder;
+mod sentencepiece_encoder;
+mod sentencepiece_formats;
 mod special_set;
 mod texts;
 mod train;
@@ -35,6 +38,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<encoder::Encoder>()?;
     m.add_class::<rank_encoder::RankEncoder>()?;
     m.add_class::<pair_encoder::PairEncoder>()?;
+    m.add_class::<sentencepiece_encoder::SentencePieceEncoder>()?;
     m.add_class::<added_token::AddedToken>()?;
     m.add_class::<special_set::SpecialSet>()?;
     m.add_class::<encoding_base::EncodingBase>()?;
@@ -52,5 +56,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(functions::parse_tiktoken, m)?)?;
     m.add_function(wrap_pyfunction!(functions::scanner_for, m)?)?;
     m.add_function(wrap_pyfunction!(formats::pipeline_split, m)?)?;
+    m.add_function(wrap_pyfunction!(
+        sentencepiece_formats::parse_sentencepiece_model,
+        m
+    )?)?;
+    m.add_function(wrap_pyfunction!(
+        sentencepiece_formats::write_sentencepiece_model,
+        m
+    )?)?;
     Ok(())
 }
