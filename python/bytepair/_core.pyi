@@ -18,12 +18,15 @@ __all__ = [
     "PairEncoder",
     "PieceCounter",
     "RankEncoder",
+    "SentencePieceEncoder",
     "SpecialSet",
     "byte_map_table",
+    "parse_sentencepiece_model",
     "parse_tiktoken",
     "pipeline_split",
     "scanner_for",
     "split",
+    "write_sentencepiece_model",
 ]
 
 CPYTHON_INTERNALS: bool
@@ -142,6 +145,38 @@ class PairEncoder(Encoder):
     def pair_merges(self) -> list[tuple[int, int, int]]: ...
     def pair_vocab(self) -> list[tuple[int, bytes, bool]]: ...
 
+@final
+class SentencePieceEncoder(Encoder):
+    """SentencePiece's BPE model: merges by piece score (``merges=None``, sentencepiece) or by
+    a merge list of id pairs (Hugging Face), after its own whitespace normalization. Pieces are
+    ``(piece, score, type)`` with sentencepiece's types (1 NORMAL, 2 UNKNOWN, 3 CONTROL,
+    4 USER_DEFINED, 5 UNUSED, 6 BYTE); the id is the index."""
+
+    def __new__(
+        cls,
+        pieces: list[tuple[str, float, int]],
+        *,
+        merges: list[tuple[int, int]] | None = None,
+        byte_fallback: bool,
+        unk_id: int | None,
+        prepend: Literal["always", "first", "never"],
+        remove_extra_whitespaces: bool,
+        escape_whitespaces: bool,
+        treat_whitespace_as_suffix: bool,
+        replacement: str = "\u2581",
+        split_on_replacement: bool = False,
+        precompiled_charsmap: bytes | None = None,
+        fuse_unk: bool = False,
+        ignore_merges: bool = False,
+        decoder: Literal["sentencepiece", "hf"] = "sentencepiece",
+        unk_surface: str = " \u2047 ",
+        special_tokens: dict[str, int],
+    ) -> SentencePieceEncoder: ...
+    def decode(self, ids: list[int]) -> str: ...
+    def id_to_piece(self, id: int) -> str: ...
+    def piece_to_id(self, piece: str) -> int | None: ...
+    def pieces(self) -> list[tuple[str, float, int]]: ...
+
 @disjoint_base
 class EncodingBase:
     """The compiled base class of ``bytepair.Encoding``: ``encode``, ``count`` and
@@ -213,6 +248,8 @@ class PieceCounter:
     ) -> list[tuple[int, int]]: ...
 
 def parse_tiktoken(data: bytes) -> dict[bytes, int]: ...
+def parse_sentencepiece_model(data: bytes) -> dict[str, Any]: ...
+def write_sentencepiece_model(model: dict[str, Any]) -> bytes: ...
 def byte_map_table() -> list[str]: ...
 def split(pattern: str, text: str, use_regex: bool = False) -> list[str]: ...
 def scanner_for(pattern: str) -> str | None: ...

@@ -5,7 +5,8 @@ use rustc_hash::FxHashMap;
 
 use super::merge::{MergeScratch, NONE};
 use super::normalize::Normalizer;
-use super::{Cut, PieceKind, ScoreRules, SentencePieceEncoder, SentencePieceSpec};
+use super::chunks::{Cut, adjacent_pairs};
+use super::{PieceKind, ScoreRules, SentencePieceEncoder, SentencePieceSpec};
 use crate::vocab::by_id::{MAX_ID, TokenBytes};
 use crate::vocab::{RankMap, TokenTable, Tokens, literals};
 use crate::{Error, Rank};
@@ -21,23 +22,6 @@ fn byte_of_piece(piece: &str) -> Option<u8> {
         return None;
     }
     u8::from_str_radix(hex, 16).ok()
-}
-
-/// Whether some string has a character other than `c` followed by `c` (`before`), or `c`
-/// followed by another character (`after`).
-fn adjacent_to(strings: impl Iterator<Item = impl AsRef<str>>, c: char) -> (bool, bool) {
-    let (mut before, mut after) = (false, false);
-    for s in strings {
-        let mut prev: Option<char> = None;
-        for x in s.as_ref().chars() {
-            if let Some(p) = prev {
-                before |= p != c && x == c;
-                after |= p == c && x != c;
-            }
-            prev = Some(x);
-        }
-    }
-    (before, after)
 }
 
 impl SentencePieceEncoder {
@@ -135,11 +119,11 @@ impl SentencePieceEncoder {
         let mut merges = None;
         let mut score = None;
         let mut has_unused = false;
-        // A merge joins adjacent symbols into a token that spells both, so a cut between
-        // characters `a` and `b` is crossed only by a token containing `ab`: if no token has
-        // a character other than the cut character before one, cutting before each cut
-        // character that follows another character changes nothing (and likewise after).
-        let (before, after) = if let Some(list) = &spec.merges {
+        // Which cuts are safe follows from the strings merges can make (see `chunks.rs`); the
+        // pair rule also needs symbols that spell their text, which byte fallback tokens and
+        // the unknown token do not, and words whole for `ignore_merges`.
+        let mut pairs_safe = true;
+        let ((joinable, before, after), pairs_safe) = if let Some(list) = &spec.merges {
             let mut map = FxHashMap::default();
             let mut results = Vec::with_capacity(list.len());
             for (i, &(left, right)) in list.iter().enumerate() {
@@ -161,9 +145,13 @@ impl SentencePieceEncoder {
                 };
                 map.insert(u64::from(left) << 32 | u64::from(right), (i as u32, made));
                 results.push(joined);
+                for side in [left, right] {
+                    pairs_safe &= side != unk && spec.pieces[side as usize].2 != PieceKind::Byte;
+                }
             }
             merges = Some(map);
-            adjacent_to(results.iter(), cut_char)
+            pairs_safe &= !spec.ignore_merges;
+            (adjacent_pairs(results.iter(), cut_char), pairs_safe)
         } else {
             let mut scores: Vec<f32> = spec
                 .pieces
@@ -218,22 +206,20 @@ impl SentencePieceEncoder {
                 has_unused,
                 user,
             });
-            adjacent_to(
-                spec.pieces
-                    .iter()
-                    .filter(|p| p.2.mergeable())
-                    .map(|p| p.0.as_str()),
-                cut_char,
+            let strings = spec.pieces.iter().filter(|p| p.2.mergeable());
+            (
+                adjacent_pairs(strings.map(|p| p.0.as_str()), cut_char),
+                !has_unused,
             )
         };
         let cut = if by_rank && spec.split_on_replacement {
-            Cut::EveryReplacement
+            Cut::EverySpace
         } else if has_unused {
             Cut::Nowhere
         } else if !before {
-            Cut::BeforeReplacement
+            Cut::BeforeSpace
         } else if !after {
-            Cut::AfterReplacement
+            Cut::AfterSpace
         } else {
             Cut::Nowhere
         };
@@ -271,6 +257,7 @@ impl SentencePieceEncoder {
             replacement: spec.replacement,
             cut_char,
             cut,
+            joinable: pairs_safe.then_some(joinable),
             cacheable: !has_unused,
             decoder: spec.decoder,
             unk_surface: spec.unk_surface,

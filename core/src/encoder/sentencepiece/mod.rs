@@ -2,9 +2,9 @@
 //! or Hugging Face's (merge by the rank of a merge list, `tokenizers`' BPE with Metaspace).
 //!
 //! Text is normalized (`normalize.rs`: whitespace escaped to the replacement character, the
-//! dummy prefix), cut into chunks that no merge can cross, and each chunk merged (`merge.rs`),
-//! through a per-thread cache of chunks (`cache.rs`). Decoding follows the flavour's decoder
-//! (`decode.rs`). The vocabulary is checked and indexed in `build.rs`.
+//! dummy prefix), cut into chunks that no merge can cross (`chunks.rs`), and each chunk merged
+//! (`merge.rs`) through a per-thread cache of chunks (`cache.rs`). Decoding follows the
+//! flavour's decoder (`decode.rs`). The vocabulary is checked and indexed in `build.rs`.
 
 use aho_corasick::AhoCorasick;
 use rustc_hash::FxHashMap;
@@ -17,12 +17,14 @@ use crate::{Error, Rank};
 
 mod build;
 mod cache;
+mod chunks;
 mod decode;
 mod merge;
 mod normalize;
 #[cfg(test)]
 mod tests;
 
+use chunks::Cut;
 use merge::{NONE, with_merge_scratch};
 use normalize::Normalizer;
 
@@ -137,18 +139,6 @@ impl SentencePieceSpec {
     }
 }
 
-/// Where the normalized text may be cut into chunks that merge independently.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Cut {
-    Nowhere,
-    /// Before a replacement character that follows another character.
-    BeforeReplacement,
-    /// After a replacement character that precedes another character.
-    AfterReplacement,
-    /// Before every replacement character (Metaspace's `split`: each word is merged alone).
-    EveryReplacement,
-}
-
 /// What the score rule needs beside the table.
 #[derive(Debug, Clone)]
 struct ScoreRules {
@@ -191,7 +181,9 @@ pub struct SentencePieceEncoder {
     replacement: char,
     /// The whitespace character of normalized text (the replacement when it is escaped).
     cut_char: char,
+    /// Where the whitespace rule cuts, and the pair rule's table (see `chunks.rs`).
     cut: Cut,
+    joinable: Option<Box<[bool]>>,
     /// Whether chunks may be cached (not when UNUSED pieces make results depend on the whole
     /// text).
     cacheable: bool,
@@ -251,7 +243,7 @@ impl SentencePieceEncoder {
         if norm.is_empty() {
             return;
         }
-        if self.ignore_merges && self.merges.is_some() && self.cut != Cut::EveryReplacement {
+        if self.ignore_merges && self.merges.is_some() && self.cut != Cut::EverySpace {
             if let Some(id) = self.lookup_in(norm.as_bytes(), norm.as_bytes()) {
                 out.push(id);
                 return;
@@ -285,7 +277,7 @@ impl SentencePieceEncoder {
         out: &mut Vec<Rank>,
     ) {
         let bytes = chunk.as_bytes();
-        if self.ignore_merges && self.cut == Cut::EveryReplacement {
+        if self.ignore_merges && self.cut == Cut::EverySpace {
             if let Some(id) = self.lookup_in(bytes, bytes) {
                 out.push(id);
                 return;
@@ -320,41 +312,6 @@ impl SentencePieceEncoder {
         } else {
             self.merge_by_score(chunk, scratch, out);
         }
-    }
-
-    /// Call `f` on each chunk of `norm` in order (see [`Cut`]).
-    fn for_each_chunk(&self, norm: &str, mut f: impl FnMut(&str)) {
-        let mut buf = [0u8; 4];
-        let rep = self.cut_char.encode_utf8(&mut buf).as_bytes();
-        let bytes = norm.as_bytes();
-        let follows_rep = |at: usize| at >= rep.len() && &bytes[at - rep.len()..at] == rep;
-        let mut start = 0;
-        let mut cut_at = |at: usize, start: &mut usize| {
-            if at > *start && at < bytes.len() {
-                f(&norm[*start..at]);
-                *start = at;
-            }
-        };
-        match self.cut {
-            Cut::Nowhere => {}
-            Cut::BeforeReplacement | Cut::EveryReplacement => {
-                let every = self.cut == Cut::EveryReplacement;
-                for at in memchr::memmem::find_iter(bytes, rep) {
-                    if every || !follows_rep(at) {
-                        cut_at(at, &mut start);
-                    }
-                }
-            }
-            Cut::AfterReplacement => {
-                for at in memchr::memmem::find_iter(bytes, rep) {
-                    let end = at + rep.len();
-                    if !bytes[end..].starts_with(rep) {
-                        cut_at(end, &mut start);
-                    }
-                }
-            }
-        }
-        f(&norm[start..]);
     }
 
     /// Append the ids of `text`, split at the specials of `allowed`, each segment encoded alone
