@@ -3,9 +3,9 @@
 
 use rustc_hash::FxHashMap;
 
+use super::chunks::{Cut, adjacent_pairs};
 use super::merge::{MergeScratch, NONE};
 use super::normalize::Normalizer;
-use super::chunks::{Cut, adjacent_pairs};
 use super::{PieceKind, ScoreRules, SentencePieceEncoder, SentencePieceSpec};
 use crate::vocab::by_id::{MAX_ID, TokenBytes};
 use crate::vocab::{RankMap, TokenTable, Tokens, literals};

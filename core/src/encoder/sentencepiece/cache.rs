@@ -7,7 +7,7 @@ use std::cell::RefCell;
 
 use crate::Rank;
 
-const SLOTS: usize = 4096;
+const SLOTS: usize = 8192;
 /// Chunks of this many bytes at most are cached.
 pub(super) const MAX_CHUNK: usize = 24;
 /// Chunks that merge into more ids than this are not cached.
@@ -68,7 +68,7 @@ fn slot(key: &[u8; MAX_CHUNK], len: usize, owner: u32) -> usize {
         ^ (len as u64) << 56
         ^ u64::from(owner))
     .wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    (mixed >> 52) as usize & (SLOTS - 1)
+    (mixed >> (64 - SLOTS.trailing_zeros())) as usize
 }
 
 impl ChunkCache {

@@ -33,9 +33,8 @@ struct Symbol {
     frozen: bool,
 }
 
-/// A candidate join: `(priority << 32 | left symbol, right symbol or new id, size)`, smallest
-/// first.
-type Candidate = Reverse<(u64, u32, u32)>;
+/// A candidate join: `(priority << 32 | left symbol, size, new id)`, smallest first.
+type Candidate = Reverse<(u64, u32, Rank)>;
 
 /// The buffers of one merge, kept by each thread between chunks.
 #[derive(Default)]
@@ -45,7 +44,12 @@ pub(super) struct MergeScratch {
     /// UNUSED piece id -> the (start, len) of the two parts that last made it.
     rev: FxHashMap<Rank, [(u32, u32); 2]>,
     stack: Vec<(u32, u32)>,
+    /// By symbol: its best join with its right neighbour (the flat merge of short chunks).
+    flat: Vec<(u64, u32, Rank)>,
 }
+
+/// Chunks of at most this many symbols merge by scanning, not with the heap.
+const FLAT_MAX: usize = 24;
 
 thread_local! {
     static SCRATCH: RefCell<MergeScratch> = RefCell::new(MergeScratch::default());
@@ -141,46 +145,83 @@ impl SentencePieceEncoder {
             heap,
             rev,
             stack,
+            flat,
         } = s;
-        let consider = |symbols: &[Symbol],
-                        heap: &mut BinaryHeap<Candidate>,
-                        rev: &mut FxHashMap<Rank, [(u32, u32); 2]>,
-                        left: u32,
-                        right: u32| {
+        // The join of `left` and `right` if it is a piece: (priority, size, id).
+        let mut consider = |symbols: &[Symbol], left: u32, right: u32| {
             if left == NONE || right == NONE {
-                return;
+                return None;
             }
             let (l, r) = (symbols[left as usize], symbols[right as usize]);
             if l.frozen || r.frozen {
-                return;
+                return None;
             }
             let (start, end) = (l.start as usize, (r.start + r.len) as usize);
-            let Some(id) = self.lookup_in(bytes, &bytes[start..end]) else {
-                return;
-            };
-            let priority = u64::from(rules.score_rank[id as usize]) << 32 | u64::from(left);
-            heap.push(Reverse((priority, right, l.len + r.len)));
+            let id = self.lookup_in(bytes, &bytes[start..end])?;
             if rules.has_unused && rules.unused[id as usize] {
                 rev.insert(id, [(l.start, l.len), (r.start, r.len)]);
             }
+            let priority = u64::from(rules.score_rank[id as usize]) << 32 | u64::from(left);
+            Some((priority, l.len + r.len, id))
         };
-        for i in 1..symbols.len() as u32 {
-            consider(symbols, heap, rev, i - 1, i);
-        }
-        while let Some(Reverse((key, right, size))) = heap.pop() {
-            let left = (key & 0xFFFF_FFFF) as usize;
-            let (l, r) = (symbols[left], symbols[right as usize]);
-            if l.len == 0 || r.len == 0 || l.len + r.len != size {
-                continue;
-            }
+        let join = |symbols: &mut [Symbol], left: usize, size: u32, id: Rank| {
+            let right = symbols[left].next;
+            let after = symbols[right as usize].next;
             symbols[left].len = size;
-            symbols[left].next = r.next;
-            if r.next != NONE {
-                symbols[r.next as usize].prev = left as u32;
+            symbols[left].id = id;
+            symbols[left].next = after;
+            if after != NONE {
+                symbols[after as usize].prev = left as u32;
             }
             symbols[right as usize].len = 0;
-            consider(symbols, heap, rev, l.prev, left as u32);
-            consider(symbols, heap, rev, left as u32, r.next);
+            (symbols[left].prev, after)
+        };
+        let n = symbols.len();
+        if n <= FLAT_MAX {
+            // Few symbols: the best join of each symbol with its right neighbour, scanned for
+            // the best overall; the same joins in the same order as the heap below.
+            const NO_JOIN: (u64, u32, Rank) = (u64::MAX, 0, 0);
+            flat.clear();
+            flat.resize(n, NO_JOIN);
+            for i in 1..n as u32 {
+                flat[i as usize - 1] = consider(symbols, i - 1, i).unwrap_or(NO_JOIN);
+            }
+            while let Some((left, &(_, size, id))) = flat
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.0 != u64::MAX)
+                .min_by_key(|(_, c)| c.0)
+            {
+                let right = symbols[left].next as usize;
+                flat[right] = NO_JOIN;
+                let (before, after) = join(symbols, left, size, id);
+                flat[left] = consider(symbols, left as u32, after).unwrap_or(NO_JOIN);
+                if before != NONE {
+                    flat[before as usize] =
+                        consider(symbols, before, left as u32).unwrap_or(NO_JOIN);
+                }
+            }
+        } else {
+            let mut initial = std::mem::take(heap).into_vec();
+            initial.extend((1..n as u32).filter_map(|i| {
+                consider(symbols, i - 1, i).map(|(p, size, id)| Reverse((p, size, id)))
+            }));
+            *heap = BinaryHeap::from(initial);
+            while let Some(Reverse((key, size, id))) = heap.pop() {
+                let left = (key & 0xFFFF_FFFF) as usize;
+                let (l, right) = (symbols[left], symbols[left].next);
+                // Stale: either side joined since, as `bpe_model.cc` checks with the sizes
+                // (they only grow, and a symbol's right neighbour changes only when it joins).
+                if l.len == 0 || right == NONE || l.len + symbols[right as usize].len != size {
+                    continue;
+                }
+                let (before, after) = join(symbols, left, size, id);
+                for (a, b) in [(before, left as u32), (left as u32, after)] {
+                    if let Some((p, size, id)) = consider(symbols, a, b) {
+                        heap.push(Reverse((p, size, id)));
+                    }
+                }
+            }
         }
 
         let mut prev_unknown = false;
@@ -189,9 +230,16 @@ impl SentencePieceEncoder {
             let sym = symbols[i as usize];
             stack.clear();
             stack.push((sym.start, sym.len));
+            // A joined symbol knows its piece; the others are looked up.
+            let mut known = sym.id;
             while let Some((start, len)) = stack.pop() {
                 let piece = &bytes[start as usize..(start + len) as usize];
-                let id = match self.lookup_in(bytes, piece) {
+                let found = if known == NONE {
+                    self.lookup_in(bytes, piece)
+                } else {
+                    Some(std::mem::replace(&mut known, NONE))
+                };
+                let id = match found {
                     Some(id) => rules.final_id[id as usize],
                     None => rules.reserved.get(piece).copied().unwrap_or(self.unk),
                 };
