@@ -1,6 +1,8 @@
 //! Merging one chunk of normalized text into ids, by either rule.
 //!
-//! Both are the heap merge over a doubly linked list of symbols, `O(n log n)` on any chunk:
+//! Both join over a doubly linked list of symbols: short chunks by scanning each symbol's best
+//! join, long ones with a priority queue (the first candidates sorted, later ones in a heap),
+//! `O(n log n)` on any chunk:
 //! - by score (`bpe_model.cc`): symbols are user-defined pieces (frozen) or single characters;
 //!   the adjacent pair whose concatenation is the piece of highest score joins first, the
 //!   leftmost on ties; stale heap entries are recognised by their size, as there; UNUSED
@@ -46,6 +48,25 @@ pub(super) struct MergeScratch {
     stack: Vec<(u32, u32)>,
     /// By symbol: its best join with its right neighbour (the flat merge of short chunks).
     flat: Vec<(u64, u32, Rank)>,
+    /// The heap merge's first candidates, sorted.
+    initial: Vec<(u64, u32, Rank)>,
+}
+
+/// The smallest candidate of `initial[*next..]` (sorted) and `heap`: one priority queue whose
+/// first, large part is read in order rather than sifted through a heap.
+fn pop_next(
+    initial: &[(u64, u32, Rank)],
+    next: &mut usize,
+    heap: &mut BinaryHeap<Candidate>,
+) -> Option<(u64, u32, Rank)> {
+    match (initial.get(*next), heap.peek()) {
+        (Some(a), Some(Reverse(b))) if b.0 < a.0 => heap.pop().map(|c| c.0),
+        (Some(&a), _) => {
+            *next += 1;
+            Some(a)
+        }
+        (None, _) => heap.pop().map(|c| c.0),
+    }
 }
 
 /// Chunks of at most this many symbols merge by scanning, not with the heap.
@@ -146,6 +167,7 @@ impl SentencePieceEncoder {
             rev,
             stack,
             flat,
+            initial,
         } = s;
         // The join of `left` and `right` if it is a piece: (priority, size, id).
         let mut consider = |symbols: &[Symbol], left: u32, right: u32| {
@@ -202,12 +224,13 @@ impl SentencePieceEncoder {
                 }
             }
         } else {
-            let mut initial = std::mem::take(heap).into_vec();
-            initial.extend((1..n as u32).filter_map(|i| {
-                consider(symbols, i - 1, i).map(|(p, size, id)| Reverse((p, size, id)))
-            }));
-            *heap = BinaryHeap::from(initial);
-            while let Some(Reverse((key, size, id))) = heap.pop() {
+            // The first candidates sorted once, read in order beside a heap of the later ones:
+            // the same order as one heap of all, with the large part read sequentially.
+            initial.clear();
+            initial.extend((1..n as u32).filter_map(|i| consider(symbols, i - 1, i)));
+            initial.sort_unstable_by_key(|c| c.0);
+            let mut next_initial = 0;
+            while let Some((key, size, id)) = pop_next(initial, &mut next_initial, heap) {
                 let left = (key & 0xFFFF_FFFF) as usize;
                 let (l, right) = (symbols[left], symbols[left].next);
                 // Stale: either side joined since, as `bpe_model.cc` checks with the sizes
@@ -300,13 +323,15 @@ impl SentencePieceEncoder {
         link(symbols);
 
         let pair = |a: Rank, b: Rank| merges.get(&(u64::from(a) << 32 | u64::from(b))).copied();
-        let heap = &mut s.heap;
-        for (i, w) in symbols.windows(2).enumerate() {
-            if let Some((rank, new)) = pair(w[0].id, w[1].id) {
-                heap.push(Reverse((u64::from(rank) << 32 | i as u64, new, 0)));
-            }
-        }
-        while let Some(Reverse((key, new, _))) = heap.pop() {
+        let (heap, initial) = (&mut s.heap, &mut s.initial);
+        initial.clear();
+        initial.extend(symbols.windows(2).enumerate().filter_map(|(i, w)| {
+            let (rank, new) = pair(w[0].id, w[1].id)?;
+            Some((u64::from(rank) << 32 | i as u64, new, 0))
+        }));
+        initial.sort_unstable_by_key(|c| c.0);
+        let mut next_initial = 0;
+        while let Some((key, new, _)) = pop_next(initial, &mut next_initial, heap) {
             let pos = (key & 0xFFFF_FFFF) as usize;
             let current = symbols[pos];
             if current.id == NONE || current.next == NONE {
