@@ -16,6 +16,7 @@ import sentencepiece
 import tokenizers
 
 from bytepair import _core
+
 from conftest import shared_path
 
 MISTRAL_DATA = Path(mistral_common.__file__).parent / "data"
@@ -155,7 +156,7 @@ def test_model_dict_shape_and_round_trip() -> None:
 
 def test_malformed_model_is_a_value_error() -> None:
     data = model_path("llama2").read_bytes()
-    with pytest.raises(ValueError, match="^sentencepiece model: "):
+    with pytest.raises(ValueError, match=r"^sentencepiece model: "):
         _core.parse_sentencepiece_model(data[:1001])
     with pytest.raises(KeyError, match='no "pieces"'):
         _core.write_sentencepiece_model({"model_type": "BPE"})
