@@ -14,11 +14,12 @@
 //!   (`premerge`), the flat merge (`flat`), the heap merge (`heap`) and the linear-time
 //!   `backtrack` for long pieces, over [`merge::MergeTable`], with a per-thread piece cache
 //!   (`cache`). By pair priority (Hugging Face's rule): [`merge::pair`];
-//! - [`encoder`]: one type per model, all implementing [`Encoder`]: [`RankEncoder`] (tiktoken)
-//!   and [`PairEncoder`] (Hugging Face: pair model, pipeline, added tokens), sharing the special
-//!   token search ([`encoder::SpecialMatcher`]);
-//! - [`formats`]: parsing the vocabulary files worth parsing in Rust (tiktoken, GPT-2/HF merges)
-//!   into plain values;
+//! - [`encoder`]: one type per model, all implementing [`Encoder`]: [`RankEncoder`] (tiktoken),
+//!   [`PairEncoder`] (Hugging Face: pair model, pipeline, added tokens) and
+//!   [`SentencePieceEncoder`] (SentencePiece's BPE, by score or by merge list), sharing the
+//!   special token search ([`encoder::SpecialMatcher`]);
+//! - [`formats`]: parsing the vocabulary files worth parsing in Rust (tiktoken, GPT-2/HF merges,
+//!   SentencePiece `.model`) into plain values;
 //! - [`build`]: encoders made from parsed values, and conversions between the two models;
 //! - [`batch`]: running a batch of texts on several threads (pools, chunk planning, claiming);
 //! - [`train`]: learning merges from a corpus.
