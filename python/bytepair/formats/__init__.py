@@ -11,6 +11,9 @@ HF ``vocab.json`` + ``merges.txt`` pair merges                 ``tokenizers`` ``
 HF ``tokenizer.json``              pair merges + pipeline      ``tokenizers.Tokenizer``
 Mistral ``tekken.json``            tiktoken's rank rule        ``mistral_common``'s
                                    (ranks after the specials)  ``Tekkenizer``
+SentencePiece ``.model``           piece scores                ``sentencepiece``
+SentencePiece-style                pair merges + Metaspace     ``tokenizers.Tokenizer``
+``tokenizer.json``
 =================================  ==========================  =================================
 
 :func:`load` recognises the format by content (:mod:`bytepair.formats.detect`); :func:`save`
@@ -56,6 +59,8 @@ from bytepair.formats.detect import Detected, detect
 from bytepair.formats.gpt2 import load_gpt2_files, write_gpt2_files
 from bytepair.formats.hf_files import load_hf_files
 from bytepair.formats.hf_json import load_tokenizer_json, write_tokenizer_json
+from bytepair.formats.sentencepiece_json import read_sentencepiece_json
+from bytepair.formats.sentencepiece_model import read_sentencepiece_model
 from bytepair.formats.targets import missing_folders, save_targets
 from bytepair.formats.tekken import load_tekken
 from bytepair.formats.tiktoken_file import load_tiktoken, tiktoken_bytes
@@ -77,17 +82,28 @@ def load(
     """Read the vocabulary at ``path`` (a file or a folder), whatever its format.
 
     ``pat_str`` and ``special_tokens`` apply to the formats that do not hold them (tiktoken,
-    GPT-2 and HF vocabulary files); a ``tokenizer.json`` or ``tekken.json`` has its own, and
-    passing them is an error. ``options`` go to :func:`bytepair.formats.hf_files.load_hf_files`
-    (``normalizer``, ``pre_tokenizer``, ``ignore_merges``); for a ``tokenizer.json``,
-    ``ignore_settings`` (see :mod:`bytepair.formats.hf_json`). Returns the encoding (a
-    ``bytepair.Encoding``).
+    GPT-2 and HF vocabulary files); a ``tokenizer.json``, ``tekken.json`` or SentencePiece
+    ``.model`` has its own, and passing them is an error. ``options`` go to
+    :func:`bytepair.formats.hf_files.load_hf_files` (``normalizer``, ``pre_tokenizer``,
+    ``ignore_merges``); for a ``tokenizer.json``, ``ignore_settings`` (see
+    :mod:`bytepair.formats.hf_json`). Returns the encoding (a ``bytepair.Encoding``).
     """
     found = detect(path)
-    if found.kind == "tokenizer-json":
+    if found.kind in ("tokenizer-json", "sentencepiece-json"):
         ignore_settings = options.pop("ignore_settings", ())
     if options and found.kind != "hf-files":
         raise TypeError(f"{path}: options {sorted(options)} apply to vocab.json + merges.txt only")
+    if found.kind in ("sentencepiece-json", "sentencepiece-model"):
+        if pat_str is not None or special_tokens is not None:
+            raise ValueError(
+                f"{path}: a SentencePiece model has its own normalizer and special tokens; "
+                "do not pass pat_str or special_tokens"
+            )
+        if found.kind == "sentencepiece-model":
+            return read_sentencepiece_model(found.paths[0], data=found.raw, name=name)
+        return read_sentencepiece_json(
+            found.paths[0], data=found.parsed, name=name, ignore_settings=ignore_settings
+        )
     if found.kind == "tokenizer-json":
         if pat_str is not None or special_tokens is not None:
             raise ValueError(

@@ -1,7 +1,9 @@
 """Recognising a vocabulary's format by its content (names are only a tie-breaker).
 
-- a JSON object with a ``model`` object: Hugging Face ``tokenizer.json``;
+- a JSON object with a ``model`` object: Hugging Face ``tokenizer.json`` (``sentencepiece-json``
+  when it is a SentencePiece-style BPE model, :mod:`bytepair.formats.sentencepiece_json`);
 - a JSON object with a ``config`` object or a ``vocab`` list: Mistral's ``tekken.json``;
+- a protobuf ``ModelProto``: a SentencePiece ``.model`` (Llama 2's ``tokenizer.model``);
 - a JSON object of token -> id: ``encoder.json`` / ``vocab.json``, paired with the merges file
   beside it (``vocab.bpe``: GPT-2 files, read as tiktoken does; ``merges.txt``: Hugging Face files);
 - lines of ``<base64> <integer>``: tiktoken (``.tiktoken``, and Llama 3's ``tokenizer.model``);
@@ -24,11 +26,21 @@ from pathlib import Path
 from typing import Any, Literal
 
 from bytepair.formats.common import StrPath, read_json
+from bytepair.formats.sentencepiece_json import is_sentencepiece_json
+from bytepair.formats.sentencepiece_model import looks_like_sentencepiece_model
 from bytepair.formats.tekken import looks_like_tekken
 
 __all__ = ["Detected", "detect"]
 
-Kind = Literal["tiktoken", "gpt2", "hf-files", "tokenizer-json", "tekken"]
+Kind = Literal[
+    "tiktoken",
+    "gpt2",
+    "hf-files",
+    "tokenizer-json",
+    "tekken",
+    "sentencepiece-json",
+    "sentencepiece-model",
+]
 
 _TIKTOKEN_LINE = re.compile(rb"^[A-Za-z0-9+/]*=*[ \t]+\d+\r?$")
 
@@ -36,7 +48,8 @@ _TIKTOKEN_LINE = re.compile(rb"^[A-Za-z0-9+/]*=*[ \t]+\d+\r?$")
 @dataclass(frozen=True)
 class Detected:
     """A recognised vocabulary: its kind, its files, and the data already read (``parsed`` JSON
-    for ``tokenizer-json``, ``raw`` bytes for ``tiktoken``), so nothing is read twice."""
+    for ``tokenizer-json`` and ``sentencepiece-json``, ``raw`` bytes for ``tiktoken`` and
+    ``sentencepiece-model``), so nothing is read twice."""
 
     kind: Kind
     paths: tuple[Path, ...]
@@ -106,13 +119,16 @@ def detect(path: StrPath) -> Detected:
     if p.is_dir():
         return _detect_folder(p)
     data = p.read_bytes()
+    if looks_like_sentencepiece_model(data):  # before stripping: its first byte is "\n"
+        return Detected("sentencepiece-model", (p,), raw=data)
     head = data.lstrip(b"\xef\xbb\xbf \t\r\n")
     if not head:
         raise ValueError(f"{p}: the file is empty")
     if head.startswith(b"{"):
         parsed = read_json(p, data)
         if isinstance(parsed, dict) and isinstance(parsed.get("model"), dict):
-            return Detected("tokenizer-json", (p,), parsed=parsed)
+            kind: Kind = "sentencepiece-json" if is_sentencepiece_json(parsed) else "tokenizer-json"
+            return Detected(kind, (p,), parsed=parsed)
         if looks_like_tekken(parsed):
             return Detected("tekken", (p,), parsed=parsed)
         return _pair_for_vocab(p)

@@ -1,7 +1,8 @@
 """The plain values between files and tokenizer models.
 
 Reading a file gives a *parsed* value: what the file says, checked, not yet built into an
-encoding (:class:`TiktokenFile`, :class:`Gpt2Files`, :class:`HfComponents`); a tokenizer model
+encoding (:class:`TiktokenFile`, :class:`Gpt2Files`, :class:`HfComponents`,
+:class:`SentencePieceComponents`); a tokenizer model
 registered in :mod:`bytepair.formats.builders` builds it. Writing takes a *vocabulary* value
 that a model gives of itself (``enc.vocabulary()``): :class:`RankVocabulary` (tiktoken's rank
 rule) or :class:`PairVocabulary` (a Hugging Face merge-list pipeline). The heavy parts are
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from bytepair.formats.hf_pipeline import AddedToken
 
@@ -22,6 +23,7 @@ __all__ = [
     "HfComponents",
     "PairVocabulary",
     "RankVocabulary",
+    "SentencePieceComponents",
     "TiktokenFile",
     "Vocabulary",
     "rank_vocabulary",
@@ -77,6 +79,72 @@ class HfComponents:
     post_processor: Any
     decoder: Any
     added: Sequence[tuple[AddedToken, int]]
+
+
+@dataclass(frozen=True)
+class SentencePieceComponents:
+    """A SentencePiece BPE model as a ``.model`` file or a SentencePiece-style ``tokenizer.json``
+    says it: the arguments of ``_core.SentencePieceEncoder`` (:meth:`encoder_options`, with
+    :attr:`pieces`) and what goes around them.
+
+    ``merges`` is None for a ``.model`` (sentencepiece joins by score) and the merge list as id
+    pairs for a ``tokenizer.json``. ``original`` holds a ``.model`` file's bytes, so that saving
+    it again is lossless.
+    """
+
+    name: str
+    source: str
+    """What errors name: the file's path."""
+    source_format: Literal["sentencepiece-model", "tokenizer-json"]
+    model_type: str
+    """sentencepiece's ``TrainerSpec.model_type`` (``"BPE"``; a ``tokenizer.json`` is BPE)."""
+    pieces: Sequence[tuple[str, float, int]]
+    """``(piece, score, type)`` per id (types as sentencepiece numbers them, 1 to 6)."""
+    merges: Sequence[tuple[int, int]] | None
+    byte_fallback: bool
+    unk_id: int | None
+    prepend: Literal["always", "always_unless_present", "first", "never"]
+    remove_extra_whitespaces: bool
+    escape_whitespaces: bool
+    treat_whitespace_as_suffix: bool
+    replacement: str
+    split_on_replacement: bool
+    precompiled_charsmap: bytes | None
+    fuse_unk: bool
+    ignore_merges: bool
+    decoder: Literal["sentencepiece", "hf"]
+    unk_surface: str
+    special_tokens: Mapping[str, int]
+    """The control pieces (``.model``) or special added tokens (``tokenizer.json``)."""
+    bos_id: int | None
+    eos_id: int | None
+    pad_id: int | None
+    add_bos: bool
+    """Whether ``encode`` puts ``bos_id`` first by default (a ``tokenizer.json``'s
+    post-processor; sentencepiece's ``encode`` adds nothing unless asked)."""
+    add_eos: bool
+    original: bytes | None = None
+
+    def encoder_options(self) -> dict[str, Any]:
+        """The keyword arguments of ``_core.SentencePieceEncoder`` (and of
+        ``bytepair.reference.sentencepiece.SentencePieceReference``) after :attr:`pieces`."""
+        return {
+            "merges": None if self.merges is None else list(self.merges),
+            "byte_fallback": self.byte_fallback,
+            "unk_id": self.unk_id,
+            "prepend": self.prepend,
+            "remove_extra_whitespaces": self.remove_extra_whitespaces,
+            "escape_whitespaces": self.escape_whitespaces,
+            "treat_whitespace_as_suffix": self.treat_whitespace_as_suffix,
+            "replacement": self.replacement,
+            "split_on_replacement": self.split_on_replacement,
+            "precompiled_charsmap": self.precompiled_charsmap,
+            "fuse_unk": self.fuse_unk,
+            "ignore_merges": self.ignore_merges,
+            "decoder": self.decoder,
+            "unk_surface": self.unk_surface,
+            "special_tokens": dict(self.special_tokens),
+        }
 
 
 # ---- given by a model, to write --------------------------------------------------------------
