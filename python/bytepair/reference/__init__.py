@@ -8,6 +8,9 @@ Read the modules in this order; each adds one idea.
 4. :mod:`~bytepair.reference.encoder`: a full encoder with special tokens (tiktoken's API).
 5. :mod:`~bytepair.reference.load`: read real vocabularies (tiktoken and GPT-2 files).
 6. :mod:`~bytepair.reference.train`: learn the merges from text.
+7. :mod:`~bytepair.reference.sentencepiece`: SentencePiece BPE models (Llama 2, Mistral), with
+   their merge rules in :mod:`~bytepair.reference.sentencepiece_merge` and their ``.model`` files
+   read by :mod:`~bytepair.reference.sentencepiece_proto`.
 
 It gives the same ids as tiktoken for GPT-2, r50k, p50k, cl100k and o200k, and trains the same
 merges as rustbpe; the tests check both on real text. It is written to be read, not to be fast
@@ -34,6 +37,7 @@ from bytepair.reference.merge import merge_piece_heap as merge_piece_heap
 from bytepair.reference.merge import unreachable_tokens as unreachable_tokens
 from bytepair.reference.pretokenize import pretokenize as pretokenize
 from bytepair.reference.protocol import Tokenizer as Tokenizer
+from bytepair.reference.sentencepiece import SentencePieceReference as SentencePieceReference
 from bytepair.reference.train import count_pieces as count_pieces
 from bytepair.reference.train import merges_to_ranks as merges_to_ranks
 from bytepair.reference.train import train as train
@@ -41,6 +45,7 @@ from bytepair.reference.train import train_from_counts as train_from_counts
 
 __all__ = [
     "ReferenceEncoding",
+    "SentencePieceReference",
     "Tokenizer",
     "count_pieces",
     "encode_piece",
