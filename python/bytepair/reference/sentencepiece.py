@@ -154,6 +154,7 @@ class SentencePieceReference:
         if byte_fallback and len(self._byte_id) != 256 and merges is None:
             raise ValueError(f"byte_fallback: only {len(self._byte_id)} of the 256 byte pieces")
         self._special_tokens = dict(special_tokens)
+        self._special_ids = set(self._special_tokens.values())
         for text, token_id in self._special_tokens.items():
             if not text or not isinstance(token_id, int) or not 0 <= token_id < n:
                 raise ValueError(f"special_tokens: {text!r} -> {token_id!r} is not a piece id")
@@ -352,10 +353,6 @@ class SentencePieceReference:
         if kind == UNKNOWN:
             return self.unk_surface.encode("utf-8")
         return text.replace(self.replacement, " ").encode("utf-8")
-
-    @property
-    def _special_ids(self) -> set[int]:
-        return set(self._special_tokens.values())
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """The bytes of ``ids`` joined (no leading space is dropped)."""
