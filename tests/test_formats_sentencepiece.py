@@ -18,6 +18,7 @@ from bytepair.formats.sentencepiece_json import is_sentencepiece_json, read_sent
 from bytepair.formats.sentencepiece_model import read_sentencepiece_model
 from bytepair.formats.values import SentencePieceComponents
 from bytepair.reference.sentencepiece import SentencePieceReference
+from bytepair.sentencepiece import SentencePieceEncoding
 
 from conftest import shared_path
 
@@ -33,8 +34,15 @@ def _llama_json() -> dict[str, Any]:
     return data
 
 
+def _components(path: Path) -> SentencePieceComponents:
+    """What ``load`` read from ``path``: the encoding's components."""
+    enc = load(path)
+    assert isinstance(enc, SentencePieceEncoding)
+    return enc.vocabulary()
+
+
 def test_load_reads_both_llama2_files() -> None:
-    model = load(_llama("tokenizer.model"))
+    model = _components(_llama("tokenizer.model"))
     assert isinstance(model, SentencePieceComponents)
     assert (model.source_format, model.model_type, model.name) == (
         "sentencepiece-model",
@@ -48,7 +56,7 @@ def test_load_reads_both_llama2_files() -> None:
     assert model.unk_surface == " \u2047 " and model.byte_fallback
     assert model.pieces[3] == ("<0x00>", 0.0, 6) and len(model.pieces) == 32000
 
-    hf = load(_llama("tokenizer.json"))
+    hf = _components(_llama("tokenizer.json"))
     assert isinstance(hf, SentencePieceComponents) and hf.source_format == "tokenizer-json"
     assert hf.prepend == "first" and hf.decoder == "hf" and not hf.split_on_replacement
     assert hf.merges is not None and len(hf.merges) == 61249
@@ -59,7 +67,7 @@ def test_load_reads_both_llama2_files() -> None:
     assert (hf.unk_id, hf.bos_id, hf.eos_id, hf.special_tokens) == (0, 1, 2, {"<s>": 1, "</s>": 2})
     assert hf.fuse_unk and hf.unk_surface == "<unk>" and not hf.add_bos and hf.original is None
     # The folder holds both; tokenizer.json comes first, as for any folder.
-    assert load(_llama("tokenizer.json").parent).source_format == "tokenizer-json"
+    assert _components(_llama("tokenizer.json").parent).source_format == "tokenizer-json"
     assert detect(_llama("tokenizer.model")).kind == "sentencepiece-model"
     assert detect(_llama("tokenizer.json")).kind == "sentencepiece-json"
 
@@ -68,7 +76,7 @@ def test_load_reads_both_llama2_files() -> None:
 def test_mistral_models_load_whatever_their_name(name: str, tmp_path: Path) -> None:
     renamed = tmp_path / "renamed.bin"
     renamed.write_bytes((MISTRAL_DATA / name).read_bytes())
-    found = load(renamed)
+    found = _components(renamed)
     assert isinstance(found, SentencePieceComponents) and found.model_type == "BPE"
     assert found.special_tokens["</s>"] == 2
     if "v1" not in name:
@@ -158,13 +166,17 @@ def test_variants_give_the_ids_of_tokenizers(variant: str, tmp_path: Path) -> No
         if scheme == "never":
             spec["decoder"]["decoders"].pop()  # no prefix, no Strip
     path = _write(tmp_path, spec)
-    components = load(path)
+    enc = load(path)
+    components = enc.vocabulary()
     ref = SentencePieceReference(components.pieces, **components.encoder_options())
     hf = Tokenizer.from_file(str(path))
     for text in TEXTS:
         want = hf.encode(text, add_special_tokens=False).ids
         assert ref.encode(text, "all") == want, (variant, text)
         assert ref.decode(want) == hf.decode(want), (variant, text)
+        # The compiled model too, whose prefix rule the core takes from the flavour.
+        assert enc.encode(text, allowed_special="all", add_special_tokens=False) == want
+        assert enc.decode(want, skip_special_tokens=True) == hf.decode(want), (variant, text)
 
 
 def test_the_post_processor_says_whether_bos_and_eos_are_added(tmp_path: Path) -> None:

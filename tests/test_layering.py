@@ -108,7 +108,11 @@ def test_no_import_circle() -> None:
 def test_formats_chat_and_hub_never_import_encoding(lower: str) -> None:
     offenders = {
         m: sorted(
-            e for e in edges if _in(e, "bytepair.encoding", "bytepair.hf", "bytepair.registry")
+            e
+            for e in edges
+            if _in(
+                e, "bytepair.encoding", "bytepair.hf", "bytepair.sentencepiece", "bytepair.registry"
+            )
         )
         for m, edges in GRAPH.items()
         if _in(m, lower)
@@ -135,11 +139,21 @@ def test_applications_are_not_imported_by_the_library(upper: str, allowed: tuple
 
 
 def test_each_model_is_its_own_type() -> None:
-    # The rank model (Encoding) knows nothing of the Hugging Face pipeline model.
+    # The rank model (Encoding) knows nothing of the other models, nor they of each other.
     source = (PACKAGE / "encoding.py").read_text(encoding="utf-8")
-    for mark in ("self._hf", "is_pair_mode", "hf_pipeline", "HfPipeline"):
+    for mark in ("self._hf", "is_pair_mode", "hf_pipeline", "HfPipeline", "SentencePiece"):
         assert mark not in source
-    assert not any(_in(e, "bytepair.hf") for e in GRAPH["bytepair.encoding"])
+    assert not any(
+        _in(e, "bytepair.hf", "bytepair.sentencepiece") for e in GRAPH["bytepair.encoding"]
+    )
+    for model, other in (
+        ("bytepair.hf", "bytepair.sentencepiece"),
+        ("bytepair.sentencepiece", "bytepair.hf"),
+    ):
+        offenders = sorted(
+            m for m, edges in GRAPH.items() if _in(m, model) and any(_in(e, other) for e in edges)
+        )
+        assert offenders == []
 
 
 def test_the_checks_catch_a_circle(tmp_path: Path) -> None:

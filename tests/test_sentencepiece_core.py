@@ -89,7 +89,9 @@ def hf_encoder(path: Path) -> _core.SentencePieceEncoder:
         merges=[(vocab[a], vocab[b]) for a, b in merges],
         byte_fallback=model["byte_fallback"],
         unk_id=vocab.get(model["unk_token"]),
-        prepend=pre["prepend_scheme"],
+        prepend={"always": "always_unless_present"}.get(
+            pre["prepend_scheme"], pre["prepend_scheme"]
+        ),
         remove_extra_whitespaces=False,
         escape_whitespaces=True,
         treat_whitespace_as_suffix=False,

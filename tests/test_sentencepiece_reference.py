@@ -72,7 +72,7 @@ def _sentencepiece(name: str) -> spm.SentencePieceProcessor:
 
 @cache
 def _reference(name: str) -> SentencePieceReference:
-    components = load(_model_path(name))
+    components = load(_model_path(name)).vocabulary()
     return SentencePieceReference(components.pieces, **components.encoder_options())
 
 
@@ -296,7 +296,7 @@ def test_settings_real_files_lack_match_sentencepiece(edit: str) -> None:
 
 
 def test_constructor_refuses_what_it_cannot_do() -> None:
-    components = load(_model_path("llama2"))
+    components = load(_model_path("llama2")).vocabulary()
     options = components.encoder_options()
     with pytest.raises(ValueError, match=r"precompiled_charsmap: .* not supported"):
         SentencePieceReference(components.pieces, **{**options, "precompiled_charsmap": b"\x01"})
@@ -322,7 +322,7 @@ def _tokenizers(path: str = "") -> Tokenizer:
 
 @cache
 def _json_reference(path: str = "") -> SentencePieceReference:
-    components = load(path or shared_path("vocab", "llama2", "tokenizer.json"))
+    components = load(path or shared_path("vocab", "llama2", "tokenizer.json")).vocabulary()
     return SentencePieceReference(components.pieces, **components.encoder_options())
 
 

@@ -158,6 +158,7 @@ impl SentencePieceEncoder {
                 prepend,
                 &[
                     ("always", Prepend::Always),
+                    ("always_unless_present", Prepend::AlwaysUnlessPresent),
                     ("first", Prepend::First),
                     ("never", Prepend::Never),
                 ],
@@ -189,10 +190,12 @@ impl SentencePieceEncoder {
         Ok(PyClassInitializer::from(base).add_subclass(SentencePieceEncoder { encoder }))
     }
 
-    /// The text of `ids` by this encoder's decoder rule.
-    fn decode(&self, py: Python<'_>, ids: Vec<i64>) -> PyResult<String> {
+    /// The text of `ids` by this encoder's decoder rule (`keep_special`: see the core's).
+    #[pyo3(signature = (ids, keep_special = false))]
+    fn decode(&self, py: Python<'_>, ids: Vec<i64>, keep_special: bool) -> PyResult<String> {
         let ids = ids_from_py(ids)?;
-        py.detach(|| self.core().decode(&ids)).map_err(to_py_err)
+        py.detach(|| self.core().decode(&ids, keep_special))
+            .map_err(to_py_err)
     }
 
     /// The piece of `id`; `KeyError` if there is none.

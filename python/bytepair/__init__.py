@@ -20,6 +20,7 @@ from bytepair import formats as formats
 from bytepair import hf as hf
 from bytepair import load as load
 from bytepair import model as model
+from bytepair import sentencepiece as sentencepiece
 from bytepair.encoding import Encoding as Encoding
 from bytepair.encoding import StreamDecoder as StreamDecoder
 from bytepair.registry import encoding_for_model as encoding_for_model
@@ -39,6 +40,7 @@ __all__ = [
     "list_encoding_names",
     "load",
     "model",
+    "sentencepiece",
     "train",
 ]
 try:

@@ -17,6 +17,8 @@ from bytepair.patterns import resolve_pattern
 from bytepair.train import train as train_encoding
 
 _SAVE_FORMATS = ["tiktoken", "hf", "gpt2"]
+# A SentencePiece .model is written only by converting one (training makes byte-level BPE).
+_CONVERT_FORMATS = [*_SAVE_FORMATS, "sentencepiece"]
 
 
 def _save_format(name: str) -> SaveFormat:
@@ -24,6 +26,8 @@ def _save_format(name: str) -> SaveFormat:
         return "hf"
     if name == "gpt2":
         return "gpt2"
+    if name == "sentencepiece":
+        return "sentencepiece"
     return "tiktoken"
 
 
@@ -147,7 +151,7 @@ def train(
 @click.option(
     "--to",
     "to",
-    type=click.Choice(_SAVE_FORMATS),
+    type=click.Choice(_CONVERT_FORMATS),
     required=True,
     help="The format to write.",
 )
@@ -161,10 +165,10 @@ def convert(source: str, target: str, to: str, pattern: str | None, quiet: bool)
     """Convert a vocabulary to another format.
 
     IN is any vocabulary bytepair reads (a .tiktoken file, a tokenizer.json, GPT-2's
-    encoder.json + vocab.bpe, Hugging Face's vocab.json + merges.txt, Mistral's tekken.json, or
-    their folder).
+    encoder.json + vocab.bpe, Hugging Face's vocab.json + merges.txt, Mistral's tekken.json, a
+    SentencePiece .model, or their folder).
     --to tiktoken writes a .tiktoken file, hf a tokenizer.json, gpt2 encoder.json + vocab.bpe in
-    the folder OUT.
+    the folder OUT, sentencepiece a .model (from a .model only).
     """
     if not os.path.exists(source):
         fail(f"{source}: no such file")

@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from bytepair._io import write_atomic
+from bytepair.formats.builders import build
 from bytepair.formats.common import StrPath
 from bytepair.formats.detect import Detected, detect
 from bytepair.formats.gpt2 import load_gpt2_files, write_gpt2_files
@@ -61,14 +62,15 @@ from bytepair.formats.hf_files import load_hf_files
 from bytepair.formats.hf_json import load_tokenizer_json, write_tokenizer_json
 from bytepair.formats.sentencepiece_json import read_sentencepiece_json
 from bytepair.formats.sentencepiece_model import read_sentencepiece_model
+from bytepair.formats.sentencepiece_write import sentencepiece_model_bytes
 from bytepair.formats.targets import missing_folders, save_targets
 from bytepair.formats.tekken import load_tekken
 from bytepair.formats.tiktoken_file import load_tiktoken, tiktoken_bytes
-from bytepair.formats.values import HasVocabulary
+from bytepair.formats.values import HasVocabulary, SentencePieceComponents
 
 __all__ = ["Detected", "convert", "detect", "load", "save"]
 
-SaveFormat = Literal["tiktoken", "hf", "gpt2"]
+SaveFormat = Literal["tiktoken", "hf", "gpt2", "sentencepiece"]
 
 
 def load(
@@ -100,9 +102,11 @@ def load(
                 "do not pass pat_str or special_tokens"
             )
         if found.kind == "sentencepiece-model":
-            return read_sentencepiece_model(found.paths[0], data=found.raw, name=name)
-        return read_sentencepiece_json(
-            found.paths[0], data=found.parsed, name=name, ignore_settings=ignore_settings
+            return build(read_sentencepiece_model(found.paths[0], data=found.raw, name=name))
+        return build(
+            read_sentencepiece_json(
+                found.paths[0], data=found.parsed, name=name, ignore_settings=ignore_settings
+            )
         )
     if found.kind == "tokenizer-json":
         if pat_str is not None or special_tokens is not None:
@@ -144,7 +148,12 @@ def save(enc: HasVocabulary, path: StrPath, *, format: SaveFormat) -> list[Path]
     - ``"tiktoken"``: ranks only (``path`` may be a folder: ``<name>.tiktoken`` in it); load it
       back with the same ``pat_str`` and ``special_tokens``;
     - ``"hf"``: ``tokenizer.json`` (``path`` may be a folder), readable by ``tokenizers``;
-    - ``"gpt2"``: ``encoder.json`` + ``vocab.bpe`` in the folder ``path``.
+    - ``"gpt2"``: ``encoder.json`` + ``vocab.bpe`` in the folder ``path``;
+    - ``"sentencepiece"``: a SentencePiece ``.model`` (``path`` may be a folder:
+      ``tokenizer.model`` in it), for an encoding read from one.
+
+    A SentencePiece model saves as ``"sentencepiece"`` and ``"hf"`` only
+    (:mod:`bytepair.formats.sentencepiece_write` says what each keeps).
 
     >>> import tempfile, pathlib
     >>> from bytepair import Encoding
@@ -161,6 +170,15 @@ def save(enc: HasVocabulary, path: StrPath, *, format: SaveFormat) -> list[Path]
         return write_tokenizer_json(enc, targets[0])
     if format == "gpt2":
         return write_gpt2_files(enc, targets[0])  # encoder.json's path; vocab.bpe goes beside
+    if format == "sentencepiece":
+        vocabulary = enc.vocabulary()
+        if not isinstance(vocabulary, SentencePieceComponents):
+            raise ValueError(
+                f"{enc.name} cannot be written as a SentencePiece .model: it is not a "
+                "SentencePiece model"
+            )
+        write_atomic(targets[0], sentencepiece_model_bytes(vocabulary))
+        return targets
     write_atomic(targets[0], tiktoken_bytes(enc))
     return targets
 
@@ -181,7 +199,7 @@ def convert(
     """
     enc = load(in_path, pat_str=pat_str, special_tokens=special_tokens, **options)
     out = os.fspath(out_path)
-    if to in ("hf", "gpt2") and not Path(out).suffix:
+    if to in ("hf", "gpt2", "sentencepiece") and not Path(out).suffix:
         out = os.path.join(out, "")  # a name without a suffix is the folder to write into
     created = missing_folders(save_targets(enc.name, out, to))
     try:

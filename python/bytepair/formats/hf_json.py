@@ -44,7 +44,13 @@ from bytepair.formats.builders import build
 from bytepair.formats.common import StrPath, check_vocab, encoding_name, read_json, write_json
 from bytepair.formats.hf_pipeline import AddedToken, _field, added_tokens_of
 from bytepair.formats.regex_dialects import rust_to_onig
-from bytepair.formats.values import HasVocabulary, HfComponents, RankVocabulary
+from bytepair.formats.sentencepiece_write import sentencepiece_tokenizer_json
+from bytepair.formats.values import (
+    HasVocabulary,
+    HfComponents,
+    RankVocabulary,
+    SentencePieceComponents,
+)
 
 __all__ = [
     "BYTE_LEVEL",
@@ -285,6 +291,8 @@ def _bpe(
 def tokenizer_json(enc: HasVocabulary) -> dict[str, Any]:
     """The ``tokenizer.json`` of ``enc`` as a JSON object."""
     vocabulary = enc.vocabulary()
+    if isinstance(vocabulary, SentencePieceComponents):
+        return sentencepiece_tokenizer_json(vocabulary)
     if isinstance(vocabulary, RankVocabulary):
         body = _rank_mode_components(vocabulary)
     else:

@@ -321,6 +321,7 @@ def _components(
         pad_id=None,
         add_bos=add_bos,
         add_eos=add_eos,
+        spec={**spec, **{key: None for key in ignore_settings}},
     )
 
 

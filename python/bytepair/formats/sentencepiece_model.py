@@ -1,10 +1,10 @@
 """SentencePiece ``.model`` files (Llama 2, Mistral): reading one into its components.
 
-A ``.model`` file is a protobuf ``ModelProto`` (parsed by
-:mod:`bytepair.reference.sentencepiece_proto`): the pieces with their scores and types, and the
-trainer's and normalizer's settings. Only BPE models are read (``UNIGRAM``, ``WORD`` and ``CHAR``
-models raise ``ValueError`` naming the type and the file), and only with the ``identity``
-normalizer (no ``precompiled_charsmap``).
+A ``.model`` file is a protobuf ``ModelProto`` (parsed in the core; a malformed one is parsed
+again by :mod:`bytepair.reference.sentencepiece_proto`, whose error names the byte): the pieces
+with their scores and types, and the trainer's and normalizer's settings. Only BPE models are
+read (``UNIGRAM``, ``WORD`` and ``CHAR`` models raise ``ValueError`` naming the type and the
+file), and only with the ``identity`` normalizer (no ``precompiled_charsmap``).
 
 The ids are sentencepiece's: ``SentencePieceProcessor.encode`` joins pieces by score, treats
 ``"<s>"`` in text as ordinary text, and adds no ``<s>``/``</s>`` unless asked; so
@@ -27,6 +27,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from bytepair import _core
 from bytepair.formats.common import StrPath, encoding_name
 from bytepair.formats.values import SentencePieceComponents
 from bytepair.reference.sentencepiece_proto import parse_sentencepiece_model
@@ -71,8 +72,15 @@ def read_sentencepiece_model(
     if data is None:
         data = Path(path).read_bytes()
     try:
-        model = parse_sentencepiece_model(data)
-    except ValueError as err:
+        model = _core.parse_sentencepiece_model(data)
+    except ValueError:
+        # The compiled parser says what is wrong; the reference parser also says where.
+        try:
+            parse_sentencepiece_model(data)
+        except ValueError as err:
+            raise ValueError(f"{path}: {err}") from None
+        raise
+    except OverflowError as err:
         raise ValueError(f"{path}: {err}") from None
     return components_of_model(model, data, source=str(path), name=name or encoding_name(path))
 

@@ -42,9 +42,15 @@ def save_targets(name: str, path: StrPath, format: str) -> list[Path]:
         if target.suffix == ".json" and not means_folder(path):
             return [target, target.with_name("vocab.bpe")]
         return [target / "encoder.json", target / "vocab.bpe"]
-    default = {"tiktoken": f"{name}.tiktoken", "hf": "tokenizer.json"}.get(format)
+    default = {
+        "tiktoken": f"{name}.tiktoken",
+        "hf": "tokenizer.json",
+        "sentencepiece": "tokenizer.model",
+    }.get(format)
     if default is None:
-        raise ValueError(f"unknown format {format!r}; expected 'tiktoken', 'hf' or 'gpt2'")
+        raise ValueError(
+            f"unknown format {format!r}; expected 'tiktoken', 'hf', 'gpt2' or 'sentencepiece'"
+        )
     return [target / default] if means_folder(path) else [target]
 
 

@@ -124,6 +124,18 @@ class SentencePieceComponents:
     post-processor; sentencepiece's ``encode`` adds nothing unless asked)."""
     add_eos: bool
     original: bytes | None = None
+    """A ``.model`` file's bytes, written back by a save as ``sentencepiece``."""
+    spec: Mapping[str, Any] | None = None
+    """A ``tokenizer.json`` as read (settings it was read without set to null), written back
+    by a save as ``hf``."""
+
+    def rank_problem(self) -> str:
+        """Why tiktoken's rank rule would give other ids: always, for this model."""
+        return (
+            "it is a SentencePiece model (pieces merged by score, or a merge list over "
+            "characters with byte fallback), not byte-level ranks; save it as 'hf' or "
+            "'sentencepiece'"
+        )
 
     def encoder_options(self) -> dict[str, Any]:
         """The keyword arguments of ``_core.SentencePieceEncoder`` (and of
@@ -183,7 +195,7 @@ class PairVocabulary:
     """Why tiktoken's rank rule would give other ids, or None if it gives the same."""
 
 
-Vocabulary = RankVocabulary | PairVocabulary
+Vocabulary = RankVocabulary | PairVocabulary | SentencePieceComponents
 
 
 class HasVocabulary(Protocol):
@@ -201,6 +213,6 @@ def rank_vocabulary(enc: HasVocabulary, what: str) -> RankVocabulary:
     if isinstance(vocabulary, RankVocabulary):
         return vocabulary
     problem = vocabulary.rank_problem()
-    if problem is not None:
+    if problem is not None or isinstance(vocabulary, SentencePieceComponents):
         raise ValueError(f"{enc.name} cannot be written {what}: {problem}")
     return vocabulary.as_ranks

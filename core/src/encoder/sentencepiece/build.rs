@@ -6,7 +6,7 @@ use rustc_hash::FxHashMap;
 use super::chunks::{Cut, adjacent_pairs};
 use super::merge::{MergeScratch, NONE};
 use super::normalize::Normalizer;
-use super::{PieceKind, ScoreRules, SentencePieceEncoder, SentencePieceSpec};
+use super::{PieceKind, Prepend, ScoreRules, SentencePieceEncoder, SentencePieceSpec};
 use crate::vocab::by_id::{MAX_ID, TokenBytes};
 use crate::vocab::{RankMap, TokenTable, Tokens, literals};
 use crate::{Error, Rank};
@@ -250,7 +250,10 @@ impl SentencePieceEncoder {
                 escape_whitespaces: spec.escape_whitespaces,
                 treat_whitespace_as_suffix: spec.treat_whitespace_as_suffix,
                 replacement: spec.replacement,
-                prefix_if_absent: by_rank,
+                prefix_if_absent: matches!(
+                    spec.prepend,
+                    Prepend::AlwaysUnlessPresent | Prepend::First
+                ),
                 user: user_for_normalizer,
             },
             prepend: spec.prepend,

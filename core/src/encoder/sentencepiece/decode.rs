@@ -33,11 +33,13 @@ fn push_bytes_whole(bytes: &[u8], out: &mut String) {
 }
 
 impl SentencePieceEncoder {
-    /// The text of `ids` by this encoder's decoder rule.
-    pub fn decode(&self, ids: &[Rank]) -> Result<String, Error> {
+    /// The text of `ids` by this encoder's decoder rule. `keep_special`: the `tokenizers` rule
+    /// writes special tokens as their text (its `skip_special_tokens=False`); sentencepiece's
+    /// rule always decodes control pieces as nothing.
+    pub fn decode(&self, ids: &[Rank], keep_special: bool) -> Result<String, Error> {
         match self.decoder {
             DecoderKind::SentencePiece => self.decode_sentencepiece(ids),
-            DecoderKind::Hf => self.decode_hf(ids),
+            DecoderKind::Hf => self.decode_hf(ids, keep_special),
         }
     }
 
@@ -95,7 +97,7 @@ impl SentencePieceEncoder {
         Ok(text)
     }
 
-    fn decode_hf(&self, ids: &[Rank]) -> Result<String, Error> {
+    fn decode_hf(&self, ids: &[Rank], keep_special: bool) -> Result<String, Error> {
         let mut text = String::with_capacity(ids.len() * 4);
         let mut bytes = Vec::new();
         for &id in ids {
@@ -107,7 +109,8 @@ impl SentencePieceEncoder {
             push_bytes_whole(&bytes, &mut text);
             bytes.clear();
             match kind {
-                // Special tokens are skipped, as `tokenizers` decodes by default.
+                // Fuse joins them with the rest, so Strip may take a leading space of theirs.
+                PieceKind::Control if keep_special => text.push_str(piece),
                 PieceKind::Control => {}
                 PieceKind::Unknown => text.push_str(&self.unk_surface),
                 _ => self.push_replaced(piece, &mut text),

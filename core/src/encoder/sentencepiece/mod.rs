@@ -77,9 +77,11 @@ impl PieceKind {
 /// Where the dummy prefix (the replacement character) goes before a segment of text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Prepend {
-    /// Before every segment (sentencepiece's `add_dummy_prefix`).
+    /// Before every segment (sentencepiece's `add_dummy_prefix`; the `Prepend` normalizer).
     Always,
-    /// Only before the segment at offset 0 of the text.
+    /// Before every segment that does not start with it (`Metaspace`'s "always").
+    AlwaysUnlessPresent,
+    /// Only before the segment at offset 0 of the text, if it does not start with it.
     First,
     Never,
 }
@@ -228,7 +230,7 @@ impl SentencePieceEncoder {
     /// Encode one segment of text (between special tokens); `first`: it starts the text.
     pub fn encode_segment(&self, text: &str, first: bool, out: &mut Vec<Rank>) {
         let prefix = match self.prepend {
-            Prepend::Always => true,
+            Prepend::Always | Prepend::AlwaysUnlessPresent => true,
             Prepend::First => first,
             Prepend::Never => false,
         };

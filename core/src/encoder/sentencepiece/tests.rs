@@ -119,9 +119,12 @@ fn unknown_characters_are_one_unknown_id_or_bytes() {
     let enc = build(s);
     let byte = |b: u8| 7 + Rank::from(b);
     assert_eq!(ids(&enc, "\u{e9}"), vec![3, byte(0xC3), byte(0xA9)]);
-    assert_eq!(enc.decode(&ids(&enc, "a \u{e9}")), Ok("a \u{e9}".into()));
+    assert_eq!(
+        enc.decode(&ids(&enc, "a \u{e9}"), false),
+        Ok("a \u{e9}".into())
+    );
     // Invalid bytes decode to one U+FFFD each; a leading replacement is dropped once.
-    let decoded = enc.decode(&[3, byte(0xE2), byte(0x82), 4, byte(0xFF)]);
+    let decoded = enc.decode(&[3, byte(0xE2), byte(0x82), 4, byte(0xFF)], false);
     assert_eq!(decoded, Ok("\u{FFFD}\u{FFFD}a\u{FFFD}".into()));
     assert_eq!(enc.encode_bytes(b"a\xff"), Ok(vec![3, 4, byte(0xFF)]));
 }
@@ -131,15 +134,18 @@ fn decode_rules() {
     let mut v = letters();
     v.push(("_a", -1.0, N));
     let enc = build(spec(&v));
-    assert_eq!(enc.decode(&[1, 7, 7, 0, 2]), Ok("a a \u{2047} ".into()));
+    assert_eq!(
+        enc.decode(&[1, 7, 7, 0, 2], false),
+        Ok("a a \u{2047} ".into())
+    );
     assert_eq!(
         enc.decode_bytes(&[1, 7, 0]),
         Ok(b" a \xe2\x81\x87 ".to_vec())
     );
-    assert_eq!(enc.decode(&[99]), Err(Error::UnknownId(99)));
+    assert_eq!(enc.decode(&[99], false), Err(Error::UnknownId(99)));
     let mut s = spec(&v);
     s.prepend = Prepend::Never;
-    assert_eq!(build(s).decode(&[7, 7]), Ok(" a a".into()));
+    assert_eq!(build(s).decode(&[7, 7], false), Ok(" a a".into()));
 }
 
 #[test]
@@ -172,7 +178,7 @@ fn extra_whitespace_removed() {
     let enc = build(s);
     assert_eq!(ids(&enc, "  a   a  "), vec![7, 7]);
     assert_eq!(ids(&enc, "   "), Vec::<Rank>::new());
-    assert_eq!(enc.decode(&[3, 7]), Ok("a".into()));
+    assert_eq!(enc.decode(&[3, 7], false), Ok("a".into()));
 }
 
 fn hf_spec() -> SentencePieceSpec {
@@ -204,7 +210,11 @@ fn merge_list_order_then_leftmost() {
     // Already starting with a space: no prefix.
     assert_eq!(ids(&enc, " ab"), vec![10]);
     assert_eq!(ids(&enc, "xy"), vec![3, 0]);
-    assert_eq!(enc.decode(&[10, 3, 0]), Ok("ab <unk>".into()));
+    assert_eq!(enc.decode(&[10, 3, 0], false), Ok("ab <unk>".into()));
+    // Special tokens as their text when kept; the leading space stripped is the whole text's.
+    assert_eq!(enc.decode(&[1, 10, 2], true), Ok("<s> ab</s>".into()));
+    assert_eq!(enc.decode(&[10, 1, 10], true), Ok("ab<s> ab".into()));
+    assert_eq!(enc.decode(&[1, 10, 2], false), Ok("ab".into()));
 }
 
 #[test]
