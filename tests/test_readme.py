@@ -14,7 +14,8 @@ Conventions (CONTRIBUTING.md repeats them):
   in the README every python block must have examples.
 
 Everything runs in a temporary folder laid out as a user's: ``../shared`` is the shared data,
-``BYTEPAIR_VOCAB_DIR`` its vocabularies, ``roberta-base/`` and ``qwen2/`` those models' files;
+``BYTEPAIR_VOCAB_DIR`` its vocabularies, ``roberta-base/``, ``qwen2/`` and ``llama2/`` those
+models' files;
 ``bytepair`` runs the console entry point named in ``pyproject.toml`` of this checkout.
 """
 
@@ -46,7 +47,7 @@ CHECKER_FLAGS = doctest.ELLIPSIS
 # A tqdm line: redrawn in place (carriage returns), "[elapsed<left, rate]" or "[elapsed, rate]".
 PROGRESS_BAR = re.compile(r"\r|\[\d+:\d\d(<[^\]]*)?, [^\]]*\]")
 # Folders of the shared vocabularies that the README uses as "a model's own files".
-MODEL_FOLDERS = ("roberta-base", "qwen2")
+MODEL_FOLDERS = ("roberta-base", "qwen2", "llama2")
 README_TEST_COMMAND = 'pip install -e ".[dev]" && cargo test && python -m pytest'
 
 
