@@ -99,6 +99,14 @@ def test_ids_equal_tekkenizer_on_every_corpus_line(
                 raise AssertionError(difference(label, want, ids))
 
 
+def test_runs_longer_than_one_match_call_allows(pair: tuple[bytepair.Encoding, Tekkenizer]) -> None:
+    # tekken's pattern has no scanner: a run this long needs more backtracking steps than one
+    # call of the regex engine may take, and is found by its retries (core/src/pretokenize).
+    enc, tek = pair
+    text = "x " + "a" * 300_000 + " " + "\u00dc" * 200_000 + "b" * 300_000
+    assert enc.encode_ordinary(text) == tek.encode(text, bos=False, eos=False)
+
+
 def test_decode_equals_tekkenizer(pair: tuple[bytepair.Encoding, Tekkenizer]) -> None:
     enc, tk = pair
     for text in TEXTS:

@@ -20,9 +20,14 @@ use classes::Classes;
 /// fails or ends a match, after which the next one starts at least one character further on
 /// (an empty match included), so a text of `n` characters costs at most `n + 1` calls: the work
 /// is linear in the text, and a pattern that backtracks exponentially (`(?:(a)|\1){1,19}b`)
-/// fails at the first call with an error instead of running for minutes. Tokenizer patterns,
-/// even on runs of a megabyte, backtrack a handful of steps per call.
+/// fails at the first call with an error instead of running for minutes.
 pub const BACKTRACK_LIMIT: usize = 100_000;
+
+/// A greedy run counts one step per character, so a match longer than [`BACKTRACK_LIMIT`] (a
+/// megabyte of one letter under a pattern without a scanner) is retried with doubling limits,
+/// all retries of one text together taking at most this many steps per byte of it: the work
+/// stays linear, and such a run costs about four steps per character in retries.
+pub const RETRY_STEPS_PER_BYTE: usize = 16;
 
 /// The hand-written scanners, one per well-known pattern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,18 +133,25 @@ impl Pretokenizer {
                 }),
             },
             Engine::Regex(regex) => {
-                // Where the failing call started: the end of the last match.
-                let mut offset = 0;
-                for m in regex.find_iter(text) {
-                    let m = m.map_err(|e| {
-                        Error::Pattern(format!(
-                            "matching {:?} failed at byte offset {offset} of the text: {e} \
-                             (the pattern backtracks too much; at most {BACKTRACK_LIMIT} steps \
-                             per match)",
-                            self.pattern
-                        ))
-                    })?;
-                    offset = m.end();
+                let mut retries = Retries::new(&self.pattern, text.len());
+                // fancy-regex's own iteration, with a retry where a call runs out of steps.
+                let mut at = 0;
+                let mut last_end = None;
+                while at <= text.len() {
+                    let found = match regex.find_from_pos(text, at) {
+                        Err(e) if out_of_steps(&e) => retries.find(text, at)?,
+                        found => found.map_err(|e| match_failed(&self.pattern, at, &e))?,
+                    };
+                    let Some(m) = found else { break };
+                    if m.start() == m.end() {
+                        at = m.end() + text[m.end()..].chars().next().map_or(1, char::len_utf8);
+                        if last_end == Some(m.end()) {
+                            continue; // no empty match right after a match
+                        }
+                    } else {
+                        at = m.end();
+                    }
+                    last_end = Some(m.end());
                     f(of_match(m));
                 }
                 Ok(())
@@ -153,6 +165,73 @@ impl Pretokenizer {
         self.split(text, |p| out.push(p))?;
         Ok(out)
     }
+}
+
+fn out_of_steps(e: &fancy_regex::Error) -> bool {
+    matches!(
+        e,
+        fancy_regex::Error::RuntimeError(fancy_regex::RuntimeError::BacktrackLimitExceeded)
+    )
+}
+
+/// The retries of one text's match calls that ran out of steps: each with twice the last
+/// limit, every limit tried charged to the text's budget of [`RETRY_STEPS_PER_BYTE`] per byte.
+struct Retries<'p> {
+    pattern: &'p str,
+    budget: usize,
+    limit: usize,
+}
+
+impl<'p> Retries<'p> {
+    fn new(pattern: &'p str, text_len: usize) -> Self {
+        Self {
+            pattern,
+            budget: text_len.saturating_mul(RETRY_STEPS_PER_BYTE),
+            limit: BACKTRACK_LIMIT,
+        }
+    }
+
+    fn find<'t>(
+        &mut self,
+        text: &'t str,
+        at: usize,
+    ) -> Result<Option<fancy_regex::Match<'t>>, Error> {
+        loop {
+            let limit = self.limit.saturating_mul(2);
+            if limit > self.budget {
+                let e = fancy_regex::RuntimeError::BacktrackLimitExceeded;
+                return Err(match_failed(
+                    self.pattern,
+                    at,
+                    &fancy_regex::Error::RuntimeError(e),
+                ));
+            }
+            self.budget -= limit;
+            self.limit = limit;
+            // Compiled again for each long match: rare, and a millisecond or so.
+            let regex = fancy_regex::RegexBuilder::new(self.pattern)
+                .backtrack_limit(limit)
+                .build()
+                .map_err(|e| Error::Pattern(format!("cannot compile {:?}: {e}", self.pattern)))?;
+            match regex.find_from_pos(text, at) {
+                Err(e) if out_of_steps(&e) => {}
+                found => {
+                    // The text's next retry starts at the limit that sufficed.
+                    self.limit = limit / 2;
+                    return found.map_err(|e| match_failed(self.pattern, at, &e));
+                }
+            }
+        }
+    }
+}
+
+/// The error of a match call of `pattern` that started at byte `offset` of the text.
+fn match_failed(pattern: &str, offset: usize, e: &fancy_regex::Error) -> Error {
+    Error::Pattern(format!(
+        "matching {pattern:?} failed at byte offset {offset} of the text: {e} (the pattern \
+         backtracks too much; at most {BACKTRACK_LIMIT} steps per match, and \
+         {RETRY_STEPS_PER_BYTE} per byte of the text for longer matches)"
+    ))
 }
 
 /// Whether the scanner for this pattern is implemented (the rest fall back to the regex engine).
@@ -196,6 +275,33 @@ mod tests {
         }
         // Within the bound the same pattern still matches.
         assert_eq!(p.pieces("aab").unwrap_or_default(), vec!["aab"]);
+    }
+
+    /// A match longer than the per-call limit (Qwen2's and tekken's patterns have no scanner)
+    /// is found by the retries, with the pieces a limitless engine gives.
+    #[test]
+    fn long_runs_under_a_pattern_without_scanner_are_retried() {
+        let qwen2 = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+        let p = Pretokenizer::new(qwen2).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(p.scanner(), None);
+        let unlimited = fancy_regex::RegexBuilder::new(qwen2)
+            .backtrack_limit(usize::MAX)
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let run = 300_000;
+        let texts = [
+            "a".repeat(run),
+            format!("x {} y{}z", "b".repeat(run), " ".repeat(run)),
+            format!("{}!{}", "é".repeat(run / 2), "a".repeat(run)),
+        ];
+        for text in &texts {
+            let ours = p.pieces(text).unwrap_or_else(|e| panic!("{e}"));
+            let want: Vec<&str> = unlimited
+                .find_iter(text)
+                .map(|m| m.map(|m| m.as_str()).unwrap_or_default())
+                .collect();
+            assert_eq!(ours, want);
+        }
     }
 
     /// Real tokenizer patterns on long runs stay within the bound.
