@@ -72,6 +72,14 @@ __all__ = ["Detected", "convert", "detect", "load", "save"]
 
 SaveFormat = Literal["tiktoken", "hf", "gpt2", "sentencepiece"]
 
+# The formats that hold their own pre-tokenizer and special tokens (what an error names).
+_HOLDS_ITS_OWN = {
+    "tokenizer-json": "a tokenizer.json has its own pre-tokenizer",
+    "tekken": "a tekken.json has its own pattern",
+    "sentencepiece-model": "a SentencePiece model has its own normalizer",
+    "sentencepiece-json": "a SentencePiece model has its own normalizer",
+}
+
 
 def load(
     path: StrPath,
@@ -95,34 +103,24 @@ def load(
         ignore_settings = options.pop("ignore_settings", ())
     if options and found.kind != "hf-files":
         raise TypeError(f"{path}: options {sorted(options)} apply to vocab.json + merges.txt only")
-    if found.kind in ("sentencepiece-json", "sentencepiece-model"):
-        if pat_str is not None or special_tokens is not None:
-            raise ValueError(
-                f"{path}: a SentencePiece model has its own normalizer and special tokens; "
-                "do not pass pat_str or special_tokens"
-            )
-        if found.kind == "sentencepiece-model":
-            return build(read_sentencepiece_model(found.paths[0], data=found.raw, name=name))
+    holds = _HOLDS_ITS_OWN.get(found.kind)
+    if holds is not None and (pat_str is not None or special_tokens is not None):
+        raise ValueError(
+            f"{path}: {holds} and special tokens; do not pass pat_str or special_tokens"
+        )
+    if found.kind == "sentencepiece-model":
+        return build(read_sentencepiece_model(found.paths[0], data=found.raw, name=name))
+    if found.kind == "sentencepiece-json":
         return build(
             read_sentencepiece_json(
                 found.paths[0], data=found.parsed, name=name, ignore_settings=ignore_settings
             )
         )
     if found.kind == "tokenizer-json":
-        if pat_str is not None or special_tokens is not None:
-            raise ValueError(
-                f"{path}: a tokenizer.json has its own pre-tokenizer and special tokens; "
-                "do not pass pat_str or special_tokens"
-            )
         return load_tokenizer_json(
             found.paths[0], data=found.parsed, name=name, ignore_settings=ignore_settings
         )
     if found.kind == "tekken":
-        if pat_str is not None or special_tokens is not None:
-            raise ValueError(
-                f"{path}: a tekken.json has its own pattern and special tokens; "
-                "do not pass pat_str or special_tokens"
-            )
         return load_tekken(found.paths[0], parsed=found.parsed, name=name)
     if found.kind == "tiktoken":
         return load_tiktoken(
