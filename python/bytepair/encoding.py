@@ -33,6 +33,7 @@ from bytepair._arguments import (
     utf8_safe,
 )
 from bytepair._chat_api import ChatApi
+from bytepair._offsets_api import OffsetsApi
 from bytepair._optional import require
 from bytepair._tiktoken_api import TiktokenApi
 from bytepair.decoding import Decoding
@@ -61,7 +62,7 @@ _R = TypeVar("_R")
 _CoreCall = Callable[[_T, _core.SpecialSet | None, _core.SpecialSet | None], _R]
 
 
-class Encoding(Decoding, TiktokenApi, ChatApi, _core.EncodingBase):
+class Encoding(Decoding, TiktokenApi, ChatApi, OffsetsApi, _core.EncodingBase):
     """A byte-level BPE encoding with tiktoken's interface and ids.
 
     >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256, b"abc": 257}

@@ -29,6 +29,7 @@ from bytepair.formats.hf_pipeline import (
     stages_of,
 )
 from bytepair.formats.values import HfComponents, PairVocabulary
+from bytepair.hf.offsets import HfOffsets
 from bytepair.hf.pipeline import HfPipeline
 from bytepair.specials import ALLOWED_DEFAULT, DISALLOWED_DEFAULT
 
@@ -166,6 +167,21 @@ class HfEncoding(Encoding):
         call = self._batch_call(checked_threads(num_threads, len(texts)), add_special_tokens)
         batch = self._run_batch(call, texts, allowed_special, disallowed_special, repair_first=True)
         return [len(ids) for ids in batch]
+
+    def _offsets_call(
+        self, add_special_tokens: bool
+    ) -> _CoreCall[str, tuple[list[int], list[tuple[int, int]]]]:
+        # Built on first use: most encodings never need the aligned normalizer.
+        offsets: HfOffsets | None = self.__dict__.get("_hf_offsets")
+        if (
+            offsets is None
+            or offsets.pipeline is not self._pipeline
+            or offsets.core is not self._core
+        ):
+            offsets = self.__dict__["_hf_offsets"] = HfOffsets(self._pipeline, self._core)
+        return lambda text, allowed, disallowed: offsets.encode(
+            text, allowed, disallowed, add_special_tokens
+        )
 
     def _special_strips(self) -> dict[str, tuple[bool, bool]]:
         """The special added tokens that take the whitespace beside them (``lstrip``,

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from bytepair import _core
 from bytepair._arguments import DEFAULT_THREADS, batch_texts, checked_threads
 from bytepair.decoding import unknown_id
-from bytepair.encoding import Encoding
+from bytepair.encoding import Encoding, _CoreCall
 from bytepair.formats.builders import register_builder
 from bytepair.formats.values import SentencePieceComponents
+from bytepair.sentencepiece.offsets import SentencePieceAlignment
 from bytepair.specials import ALLOWED_DEFAULT, DISALLOWED_DEFAULT
 
 if TYPE_CHECKING:
@@ -130,6 +131,28 @@ class SentencePieceEncoding(Encoding):
         ids = self._run(self._core.encode, text, allowed_special, disallowed_special)
         head, tail = self._ends(add_special_tokens)
         return [*head, *ids, *tail] if head or tail else ids
+
+    def _offsets_call(
+        self, add_special_tokens: bool
+    ) -> _CoreCall[str, tuple[list[int], list[tuple[int, int]]]]:
+        # Built on first use: most encodings never ask for offsets.
+        alignment = self.__dict__.get("_alignment")
+        if alignment is None or alignment.c is not self._components:
+            alignment = self.__dict__["_alignment"] = SentencePieceAlignment(
+                self._components, self._core
+            )
+        head, tail = self._ends(add_special_tokens)
+        core = self._core
+
+        def call(
+            text: str, allowed: _core.SpecialSet | None, disallowed: _core.SpecialSet | None
+        ) -> tuple[list[int], list[tuple[int, int]]]:
+            ids = core.encode(text, allowed, disallowed)
+            spans = alignment.spans(text, ids)
+            ends = [(0, 0)]
+            return [*head, *ids, *tail], ends * len(head) + spans + ends * len(tail)
+
+        return call
 
     def _count_general(
         self,
