@@ -209,3 +209,17 @@ def test_sentencepiece_model_on_corpus_lines() -> None:
         ids, spans = enc.encode_with_offsets(line, disallowed_special=(), add_special_tokens=False)
         assert ids == sp.encode(line), label  # type: ignore[attr-defined]
         assert spans == sentencepiece_spans(sp, line), label
+
+
+def test_show_names_the_text_each_token_came_from() -> None:
+    from bytepair.report.show import render_tokens
+
+    enc, _ = load("claude-legacy")  # NFKC: "ﬁ" is read as "fi", "Ⅻ" as "XII"
+    view = render_tokens(enc, "ﬁne Ⅻ", color=False).splitlines()
+    assert view[1] == "[fine][ X][II]"
+    assert [line.rsplit("  ", 1)[-1] for line in view[3:]] == ['"ﬁne"', '" Ⅻ"', '"Ⅻ"']
+    emoji = render_tokens(load("gpt2-hf")[0], "a 😀", color=False).splitlines()
+    assert emoji[-2:] == [
+        '  1  30325  " "⟨f0 9f 98⟩  20 f0 9f 98  " 😀"',
+        '  2    222  ⟨80⟩           80           "😀"',
+    ]

@@ -3,7 +3,8 @@ makes the same view a web page.
 
 Each token is shown with its id. A token whose bytes are not whole UTF-8 characters (a piece of
 an emoji or of a CJK character) is shown by its byte values, ``⟨f0 9f 8d⟩``, since it has no
-text of its own.
+text of its own. Where a token is not the text it came from (such a piece, a SentencePiece
+``▁``, a normalized character), the table also shows that text (``Encoding.encode_with_offsets``).
 
 >>> from bytepair import Encoding
 >>> ranks = {bytes([b]): b for b in range(256)} | {b"st": 256, b"ra": 257, b"raw": 258}
@@ -11,12 +12,12 @@ text of its own.
 >>> print(render_tokens(enc, "straw é", color=False))
 toy: 5 tokens, 7 characters, 8 bytes
 [st][raw][ ][⟨c3⟩][⟨a9⟩]
-  #   id  token  bytes
+  #   id  token  bytes  text
   0  256  "st"
   1  258  "raw"
   2   32  " "
-  3  195  ⟨c3⟩   c3
-  4  169  ⟨a9⟩   a9
+  3  195  ⟨c3⟩   c3     "é"
+  4  169  ⟨a9⟩   a9     "é"
 """
 
 from __future__ import annotations
@@ -45,6 +46,9 @@ class TokenPiece:
     text: str | None
     """The token's text, or None when its bytes are not whole UTF-8 characters."""
     special: bool = False
+    span: tuple[int, int] = (0, 0)
+    """Where the token lies in the text, ``(start, end)`` characters (see
+    ``Encoding.encode_with_offsets``); ``(0, 0)`` for a token the text does not spell."""
 
     @property
     def hex(self) -> str:
@@ -100,20 +104,18 @@ def token_pieces(encoding: Encoding, text: str, *, allow_special: bool = False) 
     [(104, 'h'), (195, None), (169, None)]
     """
     if allow_special:
-        ids = encoding.encode(text, allowed_special="all")
+        ids, spans = encoding.encode_with_offsets(text, allowed_special="all")
     else:
-        ids = encoding.encode(text, disallowed_special=())
+        ids, spans = encoding.encode_with_offsets(text, disallowed_special=())
     pieces = []
-    for index, (token, data) in enumerate(zip(ids, encoding.decode_tokens_bytes(ids), strict=True)):
+    tokens = zip(ids, encoding.decode_tokens_bytes(ids), spans, strict=True)
+    for index, (token, data, span) in enumerate(tokens):
         try:
             piece_text: str | None = data.decode("utf-8")
         except UnicodeDecodeError:
             piece_text = None
-        pieces.append(
-            TokenPiece(
-                index, token, data, piece_text, allow_special and encoding.is_special_token(token)
-            )
-        )
+        special = allow_special and encoding.is_special_token(token)
+        pieces.append(TokenPiece(index, token, data, piece_text, special, span))
     return pieces
 
 
@@ -174,8 +176,8 @@ def render_tokens(
     """The token view of ``text`` under ``encoding``, as text for a terminal.
 
     A header line; the text with each token in its own colour (``color=True``) or in
-    ``[brackets]``; then (``table=True``) one line per token: index, id, the token, and its
-    byte values when it is not whole characters.
+    ``[brackets]``; then (``table=True``) one line per token: index, id, the token, its byte
+    values when it is not whole characters, and the text it came from when that differs.
     """
     pieces = token_pieces(encoding, text, allow_special=allow_special)
     n_bytes = sum(len(p.bytes) for p in pieces)
@@ -194,12 +196,23 @@ def render_tokens(
         shown = [quoted(p) for p in pieces]
         token_width = max(5, *(_width(s) for s in shown))
         any_partial = any(p.text is None for p in pieces)
+        bytes_width = max(5, *(len(p.hex) for p in pieces if p.text is None)) if any_partial else 0
+        sources = [text[p.span[0] : p.span[1]] for p in pieces]
+        any_source = any(
+            source and source != p.text for p, source in zip(pieces, sources, strict=True)
+        )
         head = f"{'#':>{index_width + 2}}  {'id':>{id_width}}  {_pad('token', token_width)}"
-        lines.append((head + "  bytes") if any_partial else head.rstrip())
-        for p, s in zip(pieces, shown, strict=True):
+        if any_partial:
+            head += f"  {_pad('bytes', bytes_width)}"
+        if any_source:
+            head += "  text"
+        lines.append(head.rstrip())
+        for p, s, source in zip(pieces, shown, sources, strict=True):
             line = f"{p.index:>{index_width + 2}}  {p.id:>{id_width}}  {_pad(s, token_width)}"
-            if p.text is None:
-                line += f"  {p.hex}"
+            if any_partial:
+                line += f"  {_pad(p.hex if p.text is None else '', bytes_width)}"
+            if source and source != p.text:
+                line += f"  {json.dumps(source, ensure_ascii=False)}"
             lines.append(line.rstrip())
     return "\n".join(lines)
 
