@@ -5,6 +5,7 @@ paths that mean folders, outputs that cannot be written, file modes."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from tokenizers import pre_tokenizers as pt
 import bytepair
 from bytepair.cli import cli
 from bytepair.patterns import resolve_pattern
+from bytepair.reference import ReferenceEncoding
 
 from conftest import shared_path
 
@@ -70,6 +72,41 @@ def test_cli_show_and_train_refuse_an_unknown_pattern_name(tmp_path: Path) -> No
     out = tmp_path / "x.tiktoken"
     result = run("train", str(corpus), "--vocab-size", "300", "--pattern", "nope", "-o", str(out))
     assert "unknown pattern name 'nope'" in one_line_error(result)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "where"), [("abc 12 def", 'byte offset 3 (" 12 ")'), ("x!", 'byte offset 1 ("!")')]
+)
+def test_text_the_pattern_leaves_unmatched_is_an_error_naming_it(text: str, where: str) -> None:
+    # tiktoken drops it: encode("abc 12 def") with [a-z]+ is the ids of "abcdef".
+    enc = bytepair.Encoding("x", pat_str="[a-z]+", mergeable_ranks=BYTES, special_tokens={})
+    calls = [
+        lambda: enc.encode(text),
+        lambda: enc.encode_ordinary(text),
+        lambda: enc.count(text),
+        lambda: enc.encode_batch(["ok", text]),
+        lambda: enc.encode_with_offsets(text),
+        lambda: bytepair.train([text] * 5, vocab_size=258, pattern="[a-z]+"),
+    ]
+    for call in calls:
+        with pytest.raises(ValueError, match=re.escape(where)):
+            call()
+    assert enc.encode("abc") == [97, 98, 99]
+    ref = ReferenceEncoding("x", pat_str="[a-z]+", mergeable_ranks=BYTES, special_tokens={})
+    with pytest.raises(ValueError, match="does not match the text at character"):
+        ref.encode(text)
+
+
+def test_cli_show_and_train_refuse_a_pattern_that_drops_text(tmp_path: Path) -> None:
+    vocab = str(shared_path("vocab", "r50k_base", "r50k_base.tiktoken"))
+    line = one_line_error(run("show", "-t", vocab, "--pattern", "[a-z]+", "hello world"))
+    assert 'does not match the text at byte offset 5 (" ")' in line
+    corpus = tmp_path / "emma.txt"
+    corpus.write_text("the cat sat on the mat\n" * 50)
+    out = tmp_path / "x.tiktoken"
+    result = run("train", str(corpus), "--vocab-size", "300", "--pattern", "[a-z]+", "-o", str(out))
+    assert "does not match the text at byte offset" in one_line_error(result)
     assert not out.exists()
 
 

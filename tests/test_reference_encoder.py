@@ -179,6 +179,9 @@ def test_pretokenize_examples() -> None:
     assert pretokenize("12345 abc", "cl100k") == ["123", "45", " abc"]
     assert pretokenize("12345", "qwen2") == ["1", "2", "3", "4", "5"]
     assert pretokenize("HelloWorld", "o200k") == ["Hello", "World"]
-    # Unmatched text is dropped and capturing groups do not change what a piece is.
-    assert pretokenize("a1b22", r"\d+") == ["1", "22"]
-    assert pretokenize("a1b22", r"(\d)+") == ["1", "22"]
+    # Capturing groups do not change what a piece is; unmatched text is an error naming it.
+    assert pretokenize("a1b22", r"(\d)+|[a-z]") == ["a", "1", "b", "22"]
+    with pytest.raises(ValueError, match=r"at character 0 \('a'\)"):
+        pretokenize("a1b22", r"\d+")
+    with pytest.raises(ValueError, match=r"at character 3 \('x'\)"):
+        pretokenize("a1bx", r"\d+|[ab]")

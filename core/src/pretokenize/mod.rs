@@ -90,25 +90,33 @@ impl Pretokenizer {
     }
 
     /// Call `f` with each piece of `text`, in order. Pieces are the pattern's matches; text
-    /// between matches (which the known patterns never leave) is skipped, as tiktoken does.
+    /// between matches is skipped (a `tokenizer.json` stage may mean to leave it out).
     #[inline]
     pub fn split<'t>(&self, text: &'t str, f: impl FnMut(&'t str)) -> Result<(), Error> {
         // Scanners end pieces on character boundaries; checked, never trusted.
-        self.cut(text, |s, e| text.get(s..e), |m| m.as_str(), f)
+        self.cut::<false, _>(text, |s, e| text.get(s..e), |m| m.as_str(), f)
     }
 
-    /// [`Self::split`], each piece as its bytes (what the encoder needs; the scanners then skip
-    /// checking character boundaries).
+    /// [`Self::split`] for a model whose pieces must cover the text (a rank encoder, a
+    /// trainer): text the pattern leaves between matches is an [`Error::Pattern`] naming its
+    /// offset, never dropped (tiktoken drops it). The known patterns cover every text.
+    #[inline]
+    pub fn split_covering<'t>(&self, text: &'t str, f: impl FnMut(&'t str)) -> Result<(), Error> {
+        self.cut::<true, _>(text, |s, e| text.get(s..e), |m| m.as_str(), f)
+    }
+
+    /// [`Self::split_covering`], each piece as its bytes (what the encoder needs; the scanners
+    /// then skip checking character boundaries).
     #[inline]
     pub fn split_bytes<'t>(&self, text: &'t str, f: impl FnMut(&'t [u8])) -> Result<(), Error> {
         let b = text.as_bytes();
-        self.cut(text, |s, e| b.get(s..e), |m| m.as_str().as_bytes(), f)
+        self.cut::<true, _>(text, |s, e| b.get(s..e), |m| m.as_str().as_bytes(), f)
     }
 
     /// The pieces of `text`, made by `piece(start, end)` for a scanner and by `of_match` for
     /// the regex engine.
     #[inline(always)]
-    fn cut<'t, T>(
+    fn cut<'t, const COVER: bool, T>(
         &self,
         text: &'t str,
         piece: impl Fn(usize, usize) -> Option<T>,
@@ -137,6 +145,7 @@ impl Pretokenizer {
                 // fancy-regex's own iteration, with a retry where a call runs out of steps.
                 let mut at = 0;
                 let mut last_end = None;
+                let mut covered = 0;
                 while at <= text.len() {
                     let found = match regex.find_from_pos(text, at) {
                         Err(e) if out_of_steps(&e) => retries.find(text, at)?,
@@ -152,7 +161,16 @@ impl Pretokenizer {
                         at = m.end();
                     }
                     last_end = Some(m.end());
+                    if COVER {
+                        if m.start() > covered {
+                            return Err(unmatched(&self.pattern, text, covered, m.start()));
+                        }
+                        covered = covered.max(m.end());
+                    }
                     f(of_match(m));
+                }
+                if COVER && covered < text.len() {
+                    return Err(unmatched(&self.pattern, text, covered, text.len()));
                 }
                 Ok(())
             }
@@ -231,6 +249,18 @@ fn match_failed(pattern: &str, offset: usize, e: &fancy_regex::Error) -> Error {
         "matching {pattern:?} failed at byte offset {offset} of the text: {e} (the pattern \
          backtracks too much; at most {BACKTRACK_LIMIT} steps per match, and \
          {RETRY_STEPS_PER_BYTE} per byte of the text for longer matches)"
+    ))
+}
+
+/// The error of text from byte `start` to `end` that `pattern` does not match.
+fn unmatched(pattern: &str, text: &str, start: usize, end: usize) -> Error {
+    let gap = text.get(start..end).unwrap_or_default();
+    let shown: String = gap.chars().take(20).collect();
+    let more = if shown.len() < gap.len() { "..." } else { "" };
+    Error::Pattern(format!(
+        "{pattern:?} does not match the text at byte offset {start} ({shown:?}{more}): that \
+         text would be dropped; use a pattern that matches every character (end it with \
+         `|\\s+|.` for example)"
     ))
 }
 
@@ -319,6 +349,41 @@ mod tests {
                 assert_eq!(pieces.concat(), text);
             }
         }
+    }
+
+    /// Issue 30 point 6: text a pattern leaves between its matches is an error naming its
+    /// offset where the pieces must cover the text, and skipped where a stage means it.
+    #[test]
+    fn unmatched_text_is_an_error_where_pieces_must_cover_the_text() {
+        let p = Pretokenizer::new("[a-z]+").unwrap_or_else(|e| panic!("{e}"));
+        for (text, offset, gap) in [
+            ("abc 12 def", 3, "\" 12 \""),
+            ("ab!", 2, "\"!\""),
+            ("€x", 0, "\"€\""),
+        ] {
+            let Err(Error::Pattern(msg)) = p.split_covering(text, |_| {}) else {
+                panic!("no error for {text:?}");
+            };
+            assert!(
+                msg.contains(&format!("byte offset {offset} ({gap}")),
+                "{msg}"
+            );
+            let Err(Error::Pattern(_)) = p.split_bytes(text, |_| {}) else {
+                panic!("no error for {text:?}");
+            };
+            assert!(p.split(text, |_| {}).is_ok());
+        }
+        assert_eq!(p.pieces("abc 12").unwrap_or_default(), vec!["abc"]);
+        let empty = Pretokenizer::new(r"\s*").unwrap_or_else(|e| panic!("{e}"));
+        assert!(empty.split_covering("  x", |_| {}).is_err());
+        let mut all = Vec::new();
+        let covering = Pretokenizer::new(r"[a-z]+|\s+|.").unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            covering
+                .split_covering("abc 12 def", |p| all.push(p))
+                .is_ok()
+        );
+        assert_eq!(all.concat(), "abc 12 def");
     }
 
     #[test]

@@ -177,7 +177,7 @@ impl TextCounter {
         let locals = units
             .par_iter()
             .try_fold(Local::default, |mut local, unit| {
-                pre.split(unit, |piece| {
+                pre.split_covering(unit, |piece| {
                     let piece = piece.as_bytes();
                     match pack(piece) {
                         Some(k) if !piece.is_empty() => *local.short.entry(k).or_insert(0) += 1,

@@ -50,32 +50,47 @@ def compile_pattern(pattern: str) -> Any:
 def iter_pieces(text: str, pattern: str = "gpt2") -> Iterator[str]:
     """Yield the pieces of ``text`` one by one, left to right.
 
-    Characters the pattern does not match are dropped, as in tiktoken. Every named pattern matches
-    every character, so for them the pieces always join back to ``text``.
+    The pieces join back to ``text``: text the pattern does not match would be lost, so it is a
+    ``ValueError`` naming where it starts (tiktoken drops it silently). Every named pattern
+    matches every character.
 
     >>> list(iter_pieces("a  b", "gpt2"))
     ['a', ' ', ' b']
-    >>> list(iter_pieces("ab12", r"\\d+"))
-    ['12']
+    >>> list(iter_pieces("ab12", r"\\d+"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: pattern '\\\\d+' does not match the text at character 0 ('ab'): that text ...
     """
+    covered = 0
     for match in compile_pattern(pattern).finditer(text):
-        yield match.group()
+        if match.start() > covered:
+            _unmatched(pattern, text, covered, match.start())
+        covered = max(covered, match.end())
+        if match.end() > match.start():
+            yield match.group()
+    if covered < len(text):
+        _unmatched(pattern, text, covered, len(text))
+
+
+def _unmatched(pattern: str, text: str, start: int, end: int) -> None:
+    gap = text[start:end]
+    shown = repr(gap[:20]) + ("..." if len(gap) > 20 else "")
+    raise ValueError(
+        f"pattern {resolve_pattern(pattern)!r} does not match the text at character {start} "
+        f"({shown}): that text would be dropped; use a pattern that matches every character "
+        "(end it with `|\\s+|.` for example)"
+    )
 
 
 def pretokenize(text: str, pattern: str = "gpt2") -> list[str]:
-    """The pieces of ``text`` as a list (see :func:`iter_pieces`).
+    """The pieces of ``text`` as a list (see :func:`iter_pieces`); a capturing group does not
+    change what a piece is.
 
     >>> pretokenize("Hi  there\\n\\n", "gpt2")
     ['Hi', ' ', ' there', '\\n\\n']
     >>> "".join(pretokenize("naïve 東京 🙂", "o200k")) == "naïve 東京 🙂"
     True
-    >>> pretokenize("ab cd", r"(a|c)\\w")
-    ['ab', 'cd']
+    >>> pretokenize("ab cd", r"(a|c)\\w|\\s")
+    ['ab', ' ', 'cd']
     """
-    compiled = compile_pattern(pattern)
-    if compiled.groups:
-        # findall would return the groups' text, not the whole match: a custom pattern with a
-        # capturing group must still give whole pieces.
-        return [match.group() for match in compiled.finditer(text)]
-    result: list[str] = compiled.findall(text)
-    return result
+    return list(iter_pieces(text, pattern))
