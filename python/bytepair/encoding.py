@@ -649,6 +649,7 @@ class Encoding(Decoding, TiktokenApi, ChatApi, _core.EncodingBase):
             "pat_str": self._pat_str,
             "mergeable_ranks": self._mergeable_ranks,
             "special_tokens": self._special_tokens,
+            "tokenizer_config": self.tokenizer_config,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -658,6 +659,8 @@ class Encoding(Decoding, TiktokenApi, ChatApi, _core.EncodingBase):
             mergeable_ranks=state["mergeable_ranks"],
             special_tokens=state["special_tokens"],
         )
+        if state.get("tokenizer_config") is not None:
+            self.tokenizer_config = state["tokenizer_config"]
 
 
 def _loaded(enc: object) -> Encoding:
