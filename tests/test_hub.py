@@ -314,6 +314,14 @@ def test_llama2_model_without_legacy_false_keeps_sentencepiece_ids(tmp_path: Pat
         assert enc.encode(text) == [1, *sp.encode(text), 2], text
 
 
+def test_config_tokens_a_sentencepiece_model_lacks_are_refused(tmp_path: Path) -> None:
+    added = {"32000": {"content": "<pad>", "special": True}}
+    config = {**LLAMA2_CONFIG, "added_tokens_decoder": added}
+    repo_id = add_shared_model(tmp_path, "llama2-sentencepiece", config)
+    with pytest.raises(ValueError, match=r"special token '<pad>' = 32000, which its tokenizer"):
+        Encoding.from_pretrained(repo_id, local_files_only=True, cache_dir=tmp_path)
+
+
 def _pickled_equal(enc: Encoding, texts: list[str]) -> Encoding:
     back = pickle.loads(pickle.dumps(enc))
     assert type(back) is type(enc) and back.name == enc.name

@@ -285,7 +285,8 @@ def load_pretrained(
     A ``tokenizer.json`` holds its own special tokens; its ``padding`` and ``truncation`` are
     left out, as transformers leaves them out of ``encode``. For the other formats the special
     entries of ``added_tokens_decoder`` (Qwen2's ``<|im_start|>`` beside ``vocab.json`` +
-    ``merges.txt``) are given to the loader as special tokens.
+    ``merges.txt``) are given to the loader as special tokens; a SentencePiece ``.model`` or a
+    ``tekken.json`` has its own, which those entries must match.
     """
     folder = snapshot_folder(
         repo_id, revision, local_files_only=local_files_only, cache_dir=cache_dir, token=token
@@ -306,7 +307,8 @@ def load_pretrained(
     specials = {text: i for i, (text, special) in config.added_tokens.items() if special}
     options: dict[str, Any] = {}
     try:
-        kind = formats.detect(folder).kind
+        # A tokenizer.json is what formats.load reads first (and is not parsed twice here).
+        kind = "tokenizer-json" if present[0] == "tokenizer.json" else formats.detect(folder).kind
         if kind in ("tokenizer-json", "sentencepiece-json"):
             # transformers turns the file's padding and truncation off and keeps them as
             # defaults of its own calls; the ids of encode are those of the tokenizer without.
