@@ -34,6 +34,13 @@ HF_MODELS: dict[str, dict[str, str]] = {
     "falcon": {"tokenizer.json": "falcon/tokenizer.json"},
     "roberta-base": {"tokenizer.json": "roberta-base/tokenizer.json"},
     "claude-legacy": {"tokenizer.json": "claude-legacy/tokenizer.json"},
+    # Llama 2 as meta-llama/Llama-2-7b-hf holds it (both files), and as repos that ship only
+    # the SentencePiece model do; both take LLAMA2_CONFIG and tokenizer.json's ids.
+    "llama2": {
+        "tokenizer.json": "llama2/tokenizer.json",
+        "tokenizer.model": "llama2/tokenizer.model",
+    },
+    "llama2-sentencepiece": {"tokenizer.model": "llama2/tokenizer.model"},
 }
 
 # Qwen2's tokenizer_config.json (Qwen2-1.5B-Instruct) keeps its control tokens beside the pair
@@ -48,6 +55,37 @@ QWEN2_CONFIG: dict[str, Any] = {
     "eos_token": "<|im_end|>",
     "pad_token": "<|endoftext|>",
     "model_max_length": 32768,
+}
+
+# Llama 2's tokenizer_config.json, as meta-llama/Llama-2-7b-hf publishes it (the gated repo's
+# tokenizer_config.json): BOS first, no EOS, and legacy=false (no dummy-prefix space after the
+# first one).
+_LLAMA2_TOKEN = {"lstrip": False, "normalized": False, "rstrip": False, "single_word": False}
+LLAMA2_CONFIG: dict[str, Any] = {
+    "add_bos_token": True,
+    "add_eos_token": False,
+    "added_tokens_decoder": {
+        str(i): {"content": text, **_LLAMA2_TOKEN, "special": True}
+        for i, text in enumerate(("<unk>", "<s>", "</s>"))
+    },
+    "bos_token": "<s>",
+    "clean_up_tokenization_spaces": False,
+    "eos_token": "</s>",
+    "legacy": False,
+    "model_max_length": 1000000000000000019884624838656,
+    "pad_token": None,
+    "padding_side": "right",
+    "sp_model_kwargs": {},
+    "tokenizer_class": "LlamaTokenizer",
+    "unk_token": "<unk>",
+    "use_default_system_prompt": False,
+}
+
+# The tokenizer_config.json a repository gets when the test gives none.
+DEFAULT_CONFIGS: dict[str, dict[str, Any]] = {
+    "qwen2": QWEN2_CONFIG,
+    "llama2": LLAMA2_CONFIG,
+    "llama2-sentencepiece": LLAMA2_CONFIG,
 }
 
 
@@ -89,12 +127,13 @@ def add_shared_model(
     cache: Path, model: str, config: Mapping[str, Any] | None = None, org: str = "org"
 ) -> str:
     """Lay out the shared model ``model`` (a key of :data:`HF_MODELS`) as the repository
-    ``org/<model>``, with ``config`` as its tokenizer_config.json. Returns the repo id."""
+    ``org/<model>``, with ``config`` (else :data:`DEFAULT_CONFIGS`'s) as its
+    tokenizer_config.json. Returns the repo id."""
     files: dict[str, bytes | Path] = {
         name: shared_path("vocab", path) for name, path in HF_MODELS[model].items()
     }
-    if config is None and model == "qwen2":
-        config = QWEN2_CONFIG
+    if config is None:
+        config = DEFAULT_CONFIGS.get(model)
     if config is not None:
         files["tokenizer_config.json"] = json.dumps(config).encode()
     repo_id = f"{org}/{model}"

@@ -67,6 +67,21 @@ CASES = {
         tools=True,
         variables={"date_string": "02 Dec 2026"},
     ),
+    "llama3.3": Case(
+        "meta-llama-Llama-3.3-70B-Instruct.jinja",
+        (
+            "<|begin_of_text|>",
+            "<|start_header_id|>",
+            "<|end_header_id|>",
+            "<|eot_id|>",
+            "<|eom_id|>",
+            "<|python_tag|>",
+        ),
+        "<|begin_of_text|>",
+        "<|eot_id|>",
+        tools=True,
+        variables={"date_string": "02 Dec 2026"},
+    ),
     "qwq": Case(
         "Qwen-QwQ-32B.jinja",
         ("<|endoftext|>", "<|im_start|>", "<|im_end|>"),
@@ -123,17 +138,19 @@ HOSTILE = (
 )
 
 
-def _tool_chat(case: Case) -> list[dict[str, Any]]:
+def _tool_chat(case: Case, content: str) -> list[dict[str, Any]]:
+    # ``content`` in the user message (which Llama 3.x moves into its tools block) and in the
+    # tool's result (which Llama 3.3 writes with tojson).
     call: dict[str, Any] = {
         "type": "function",
         "function": {"name": "get_weather", "arguments": {"city": "Paris"}},
     }
-    tool: dict[str, Any] = {"role": "tool", "content": "22 degrees and sunny"}
+    tool: dict[str, Any] = {"role": "tool", "content": f"22 degrees and sunny. {content}"}
     if case.template.startswith("mistral"):
         call["id"] = "abc123XYZ"  # Mistral wants 9 characters
         tool["tool_call_id"] = "abc123XYZ"
     return [
-        {"role": "user", "content": "What is the weather in Paris?"},
+        {"role": "user", "content": f"What is the weather in Paris? {content}"},
         {"role": "assistant", "content": "", "tool_calls": [call]},
         tool,
     ]
@@ -147,7 +164,7 @@ def _chats(case: Case, content: str) -> list[list[dict[str, Any]]]:
         {"role": "assistant", "content": " It is 12:00.\n"},
         {"role": "user", "content": "Thanks!"},
     ]
-    return [plain, _tool_chat(case)] if case.tools else [plain]
+    return [plain, _tool_chat(case, content)] if case.tools else [plain]
 
 
 @pytest.fixture(scope="module")

@@ -7,19 +7,21 @@ tmp_path (tests/hub_support.py); loading it by name must give the ids of ``token
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 
 import huggingface_hub.constants as hub_constants
 import pytest
 import tokenizers
 from click.testing import CliRunner
-from hub_support import HF_MODELS, QWEN2_CONFIG, add_revision, add_shared_model
-from tokenizers import Regex, decoders, models, normalizers
+from hub_support import HF_MODELS, LLAMA2_CONFIG, QWEN2_CONFIG, add_revision, add_shared_model
+from tokenizers import Regex, decoders, models, normalizers, processors
 from tokenizers import pre_tokenizers as pt
 
 from bytepair import Encoding, hub, patterns
 from bytepair.cli import cli
 from bytepair.hf import HfEncoding
+from bytepair.sentencepiece import SentencePieceEncoding
 
 from conftest import shared_path
 
@@ -39,7 +41,19 @@ def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(hub_constants, "HF_HUB_OFFLINE", True, raising=False)
 
 
+def _llama2_reference() -> tokenizers.Tokenizer:
+    """Llama 2's tokenizer.json as transformers runs it with LLAMA2_CONFIG: add_bos_token puts
+    <s> first (update_post_processor), the file itself adds nothing."""
+    tk = tokenizers.Tokenizer.from_file(str(shared_path("vocab", "llama2", "tokenizer.json")))
+    tk.post_processor = processors.TemplateProcessing(
+        single="<s> $A", pair="<s> $A <s> $B", special_tokens=[("<s>", 1)]
+    )
+    return tk
+
+
 def _reference(model: str) -> tokenizers.Tokenizer:
+    if model.startswith("llama2"):
+        return _llama2_reference()
     files = HF_MODELS[model]
     if "tokenizer.json" in files:
         tk = tokenizers.Tokenizer.from_file(str(shared_path("vocab", files["tokenizer.json"])))
@@ -69,7 +83,8 @@ def test_every_shared_model_by_name_gives_tokenizers_ids(model: str, tmp_path: P
     repo_id = add_shared_model(tmp_path, model)
     enc = Encoding.from_pretrained(repo_id, local_files_only=True, cache_dir=tmp_path)
     reference = _reference(model)
-    assert isinstance(enc, HfEncoding) and enc.name == repo_id
+    kind = SentencePieceEncoding if model.startswith("llama2") else HfEncoding
+    assert isinstance(enc, kind) and enc.name == repo_id
     for text in TEXTS:
         assert enc.encode(text) == reference.encode(text).ids, text
     specials = sorted(enc.special_tokens_set)
@@ -239,3 +254,131 @@ def test_to_transformers_keeps_ids_special_tokens_and_template(tmp_path: Path) -
     back = Encoding.from_file(tmp_path / "saved" / "tokenizer.json")
     variables = tok.special_tokens_map
     assert back.encode_chat(chat, template=tok.chat_template, variables=variables) == expected
+
+
+def _corpus_lines() -> list[str]:
+    lines: list[str] = []
+    for name in (
+        "english/wikipedia_xquad_en_paragraphs.txt",
+        "english/tinyshakespeare.txt",
+        "multilingual/tweets_xlmt_8langs_with_emoji.txt",
+        "multilingual/tatoeba_80_more_languages.txt",
+        "code/python_cpython_3.11.7_stdlib_35_modules.py",
+        "code/js_jquery_3.6.1.js",
+        "edge/ws_run_lengths_0_256.txt",
+        "edge/special_token_lookalikes.txt",
+    ):
+        text = shared_path("corpus", name).read_text(encoding="utf-8", errors="replace")
+        lines += [line for line in text.splitlines()[:150] if line]
+    # Leading spaces are where legacy=false departs from sentencepiece's dummy prefix.
+    return [*lines, " x", "  two  spaces  ", "\u2581lead", "a<s>b", " <s> x</s> y", ""]
+
+
+@pytest.mark.parametrize("model", ["llama2", "llama2-sentencepiece"])
+def test_llama2_by_name_gives_tokenizers_ids_with_bos_first(model: str, tmp_path: Path) -> None:
+    # tokenizer.json beside tokenizer.model, or the .model alone (read with legacy=false):
+    # both give the tokenizer.json's ids, and <s> first as add_bos_token asks.
+    repo_id = add_shared_model(tmp_path, model)
+    enc = Encoding.from_pretrained(repo_id, local_files_only=True, cache_dir=tmp_path)
+    assert isinstance(enc, SentencePieceEncoding)
+    reference = _llama2_reference()
+    lines = _corpus_lines()
+    want = [e.ids for e in reference.encode_batch(lines)]
+    assert all(ids[0] == 1 for ids in want)
+    assert enc.encode_batch(lines, allowed_special="all") == want
+    assert enc.count_batch(lines, allowed_special="all") == [len(ids) for ids in want]
+    for line, ids in zip(lines[:300], want[:300], strict=False):
+        assert enc.encode(line, allowed_special="all") == ids, line
+        assert enc.count(line, allowed_special="all") == len(ids)
+    assert enc.encode("Hello", add_special_tokens=False) == [15043]  # type: ignore[call-arg]
+    cfg = enc.tokenizer_config
+    assert cfg is not None
+    assert (cfg.bos_token, cfg.eos_token, cfg.unk_token) == ("<s>", "</s>", "<unk>")
+    assert (cfg.add_bos_token, cfg.add_eos_token, cfg.legacy) == (True, False, False)
+    assert cfg.model_max_length is None
+    # Written back as a tokenizer.json, it is the same tokenizer, <s> included.
+    assert [e.ids for e in enc.to_hf().encode_batch(lines[:200])] == want[:200]
+
+
+def test_llama2_model_without_legacy_false_keeps_sentencepiece_ids(tmp_path: Path) -> None:
+    import sentencepiece
+
+    config = {k: v for k, v in LLAMA2_CONFIG.items() if k != "legacy"}
+    config["add_eos_token"] = True
+    repo_id = add_shared_model(tmp_path, "llama2-sentencepiece", config)
+    enc = Encoding.from_pretrained(repo_id, local_files_only=True, cache_dir=tmp_path)
+    sp = sentencepiece.SentencePieceProcessor(
+        model_file=str(shared_path("vocab", "llama2", "tokenizer.model"))
+    )
+    for text in [*TEXTS, " x", "  two  spaces  "]:
+        assert enc.encode(text) == [1, *sp.encode(text), 2], text
+
+
+def test_config_tokens_a_sentencepiece_model_lacks_are_refused(tmp_path: Path) -> None:
+    added = {"32000": {"content": "<pad>", "special": True}}
+    config = {**LLAMA2_CONFIG, "added_tokens_decoder": added}
+    repo_id = add_shared_model(tmp_path, "llama2-sentencepiece", config)
+    with pytest.raises(ValueError, match=r"special token '<pad>' = 32000, which its tokenizer"):
+        Encoding.from_pretrained(repo_id, local_files_only=True, cache_dir=tmp_path)
+
+
+def _pickled_equal(enc: Encoding, texts: list[str]) -> Encoding:
+    back = pickle.loads(pickle.dumps(enc))
+    assert type(back) is type(enc) and back.name == enc.name
+    assert back.tokenizer_config == enc.tokenizer_config
+    for text in texts:
+        if not any(t in text for t in enc.special_tokens_set):
+            assert back.encode(text) == enc.encode(text), text
+        for options in ({"allowed_special": "all"}, {"disallowed_special": ()}):
+            assert back.encode(text, **options) == enc.encode(text, **options), text  # type: ignore[arg-type]
+        assert back.count(text, disallowed_special=()) == enc.count(text, disallowed_special=())
+    assert back.encode_batch(texts, disallowed_special=()) == enc.encode_batch(
+        texts, disallowed_special=()
+    )
+    return back
+
+
+@pytest.mark.parametrize("model", ["llama2", "llama2-sentencepiece", "qwen2"])
+def test_pickle_keeps_the_tokenizer_config_and_the_ids(model: str, tmp_path: Path) -> None:
+    source = (Path(__file__).parent / "data" / "chat_templates" / "Qwen-QwQ-32B.jinja").read_text()
+    base = LLAMA2_CONFIG if model.startswith("llama2") else QWEN2_CONFIG
+    repo_id = add_shared_model(tmp_path, model, {**base, "chat_template": source})
+    enc = Encoding.from_pretrained(repo_id, local_files_only=True, cache_dir=tmp_path)
+    texts = [*TEXTS, " x", "a<s>b<|im_start|>c"]
+    back = _pickled_equal(enc, texts)
+    cfg = back.tokenizer_config
+    assert cfg is not None and cfg.chat_template == source and cfg.repo_id == repo_id
+    assert (cfg.bos_token, cfg.eos_token) == (base["bos_token"], base["eos_token"])
+    chat = [{"role": "user", "content": "Hello<|im_end|>"}]
+    assert back.encode_chat(chat, template="model") == enc.encode_chat(chat, template="model")
+    if model.startswith("llama2"):
+        assert back.encode("Hello") == enc.encode("Hello") == [1, 15043]
+    # The settings stay read-only after the round trip, and it pickles again.
+    with pytest.raises(TypeError):
+        cfg.special_tokens["bos_token"] = "x"  # type: ignore[index]
+    assert pickle.loads(pickle.dumps(back)).tokenizer_config == cfg
+
+
+def test_pickle_keeps_add_bos_token_of_a_tokenizer_json(tmp_path: Path) -> None:
+    config = {"bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>", "add_bos_token": True}
+    files = {
+        "tokenizer.json": shared_path("vocab", "gpt2-hf", "gpt2.json"),
+        "tokenizer_config.json": json.dumps(config).encode(),
+    }
+    add_revision(tmp_path, "org/gpt2", files)
+    enc = Encoding.from_pretrained("org/gpt2", local_files_only=True, cache_dir=tmp_path)
+    back = _pickled_equal(enc, TEXTS)
+    assert back.encode("Hello") == [50256, 15496]
+    assert back.tokenizer_config is not None and back.tokenizer_config.add_bos_token is True
+
+
+def test_pickle_keeps_the_config_of_a_rank_encoding() -> None:
+    ranks = {bytes([b]): b for b in range(256)}
+    enc = Encoding("t", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={"<e>": 256})
+    config = hub.parse_tokenizer_config(
+        "o/m", {"eos_token": "<e>", "chat_template": "{{ messages[0].content }}<e>"}, {}
+    )
+    enc._use_tokenizer_config(config)
+    back = _pickled_equal(enc, TEXTS)
+    chat = [{"role": "user", "content": "hi<e>"}]
+    assert back.encode_chat(chat, template="model") == [*enc.encode_ordinary("hi<e>"), 256]

@@ -650,6 +650,7 @@ class Encoding(Decoding, TiktokenApi, ChatApi, OffsetsApi, _core.EncodingBase):
             "pat_str": self._pat_str,
             "mergeable_ranks": self._mergeable_ranks,
             "special_tokens": self._special_tokens,
+            "tokenizer_config": self.tokenizer_config,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -659,6 +660,8 @@ class Encoding(Decoding, TiktokenApi, ChatApi, OffsetsApi, _core.EncodingBase):
             mergeable_ranks=state["mergeable_ranks"],
             special_tokens=state["special_tokens"],
         )
+        if state.get("tokenizer_config") is not None:
+            self.tokenizer_config = state["tokenizer_config"]
 
 
 def _loaded(enc: object) -> Encoding:

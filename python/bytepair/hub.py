@@ -47,6 +47,9 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "tekken.json", "vocab.js
 #: The settings read beside the vocabulary.
 CONFIG_FILES = ("tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja")
 
+# Vocabulary files with their own special tokens, beside which the config's only name them.
+_HOLDS_ITS_OWN_SPECIALS = ("sentencepiece-model", "tekken")
+
 # transformers writes "no limit" as a huge integer (int(1e30) and the like).
 _NO_LIMIT = 10**18
 
@@ -63,7 +66,9 @@ class TokenizerConfig:
     does not set them (the vocabulary's post-processor decides). ``model_max_length`` is None for
     "no limit". ``chat_template`` is the default template (Jinja source) and ``chat_templates``
     every named one (``"default"``, ``"tool_use"``, ...). ``added_tokens`` maps each id of
-    ``added_tokens_decoder`` to ``(text, special)``.
+    ``added_tokens_decoder`` to ``(text, special)``. ``legacy`` is the config's flag of Llama's
+    SentencePiece tokenizer (False: no dummy-prefix space after the first one, as
+    transformers' ``LlamaConverter`` makes a ``tokenizer.model`` into a ``tokenizer.json``).
     """
 
     repo_id: str
@@ -75,6 +80,7 @@ class TokenizerConfig:
     add_bos_token: bool | None = None
     add_eos_token: bool | None = None
     model_max_length: int | None = None
+    legacy: bool | None = None
     chat_template: str | None = None
     chat_templates: Mapping[str, str] = field(default_factory=dict)
     added_tokens: Mapping[int, tuple[str, bool]] = field(default_factory=dict)
@@ -84,6 +90,15 @@ class TokenizerConfig:
         """The special tokens as transformers passes them to a chat template
         (``bos_token``, ``eos_token``, ...; ``additional_special_tokens`` when given)."""
         return dict(self.special_tokens)
+
+    # Pickled with plain dicts: a MappingProxyType cannot be pickled.
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: dict(v) if isinstance(v, MappingProxyType) else v for k, v in vars(self).items()}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for k, v in state.items():
+            frozen = MappingProxyType(v) if isinstance(v, dict) else v
+            object.__setattr__(self, k, frozen)
 
 
 def _token_text(value: object, where: str) -> str | None:
@@ -176,6 +191,7 @@ def parse_tokenizer_config(
         add_bos_token=_flag(config.get("add_bos_token"), f"{where}: add_bos_token"),
         add_eos_token=_flag(config.get("add_eos_token"), f"{where}: add_eos_token"),
         model_max_length=None if limit is None or limit >= _NO_LIMIT else int(limit),
+        legacy=_flag(config.get("legacy"), f"{where}: legacy"),
         chat_template=templates.get("default"),
         chat_templates=MappingProxyType(templates),
         added_tokens=MappingProxyType(added),
@@ -243,6 +259,18 @@ def _read_json(path: Path, repo_id: str) -> Any:
         raise ValueError(f"{repo_id}: {path.name} is not valid JSON ({e})") from None
 
 
+def _vocabulary_id(enc: Any, text: str) -> int | None:
+    """The id the vocabulary itself gives ``text`` (a SentencePiece piece such as ``<unk>``,
+    or a special token), or None."""
+    if hasattr(enc, "piece_to_id"):
+        found: int | None = enc.piece_to_id(text)
+        return found
+    try:
+        return int(enc.encode_single_token(text))
+    except KeyError:
+        return None
+
+
 def load_pretrained(
     repo_id: str,
     revision: str | None = None,
@@ -257,7 +285,8 @@ def load_pretrained(
     A ``tokenizer.json`` holds its own special tokens; its ``padding`` and ``truncation`` are
     left out, as transformers leaves them out of ``encode``. For the other formats the special
     entries of ``added_tokens_decoder`` (Qwen2's ``<|im_start|>`` beside ``vocab.json`` +
-    ``merges.txt``) are given to the loader as special tokens.
+    ``merges.txt``) are given to the loader as special tokens; a SentencePiece ``.model`` or a
+    ``tekken.json`` has its own, which those entries must match.
     """
     folder = snapshot_folder(
         repo_id, revision, local_files_only=local_files_only, cache_dir=cache_dir, token=token
@@ -277,16 +306,26 @@ def load_pretrained(
         )
     specials = {text: i for i, (text, special) in config.added_tokens.items() if special}
     options: dict[str, Any] = {}
-    if present[0] == "tokenizer.json":
-        # transformers turns the file's padding and truncation off and keeps them as defaults
-        # of its own calls; the ids of encode are those of the tokenizer without them.
-        options["ignore_settings"] = ("padding", "truncation")
-    elif specials:
-        options["special_tokens"] = specials
     try:
+        # A tokenizer.json is what formats.load reads first (and is not parsed twice here).
+        kind = "tokenizer-json" if present[0] == "tokenizer.json" else formats.detect(folder).kind
+        if kind in ("tokenizer-json", "sentencepiece-json"):
+            # transformers turns the file's padding and truncation off and keeps them as
+            # defaults of its own calls; the ids of encode are those of the tokenizer without.
+            options["ignore_settings"] = ("padding", "truncation")
+        elif specials and kind not in _HOLDS_ITS_OWN_SPECIALS:
+            options["special_tokens"] = specials
         enc = formats.load(folder, name=repo_id, **options)
     except ValueError as e:
         raise ValueError(f"{repo_id}: {e}") from None
+    if kind in _HOLDS_ITS_OWN_SPECIALS:
+        # Llama 2's config lists the .model's own control pieces: they must be the same ids.
+        for text, i in specials.items():
+            if _vocabulary_id(enc, text) != i:
+                raise ValueError(
+                    f"{repo_id}: tokenizer_config.json has the special token {text!r} = {i}, "
+                    f"which its {present[0]} does not have with that id"
+                )
     return enc, config
 
 

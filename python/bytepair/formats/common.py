@@ -16,6 +16,7 @@ __all__ = [
     "encoding_name",
     "read_json",
     "read_vocab",
+    "template_post_processor",
     "token_bytes",
     "write_all_or_nothing",
     "write_json",
@@ -118,3 +119,31 @@ def write_json(path: Path, obj: Mapping[str, Any] | list[Any], *, indent: int | 
     """Write JSON atomically (non-ASCII as is, like ``tokenizers``)."""
     text = json.dumps(obj, ensure_ascii=False, indent=indent)
     write_atomic(path, (text + "\n").encode("utf-8"))
+
+
+def template_post_processor(
+    bos: tuple[str, int] | None, eos: tuple[str, int] | None
+) -> dict[str, Any]:
+    """A ``tokenizer.json`` post-processor ``[bos] $A [eos]`` (each ``(text, id)`` or None), as
+    transformers' ``update_post_processor`` writes it for ``add_bos_token``/``add_eos_token``."""
+    single: list[dict[str, Any]] = []
+    if bos is not None:
+        single.append({"SpecialToken": {"id": bos[0], "type_id": 0}})
+    single.append({"Sequence": {"id": "A", "type_id": 0}})
+    if eos is not None:
+        single.append({"SpecialToken": {"id": eos[0], "type_id": 0}})
+    pair = [
+        {"Sequence": {"id": "B", "type_id": 1}}
+        if "Sequence" in item
+        else {"SpecialToken": {"id": item["SpecialToken"]["id"], "type_id": 1}}
+        for item in single
+    ]
+    return {
+        "type": "TemplateProcessing",
+        "single": single,
+        "pair": [*single, *pair],
+        "special_tokens": {
+            text: {"id": text, "ids": [id_], "tokens": [text]}
+            for text, id_ in (t for t in (bos, eos) if t is not None)
+        },
+    }

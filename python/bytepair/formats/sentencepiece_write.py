@@ -15,6 +15,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from bytepair.formats.common import template_post_processor
 from bytepair.formats.values import SentencePieceComponents
 
 __all__ = ["sentencepiece_model_bytes", "sentencepiece_tokenizer_json"]
@@ -39,13 +40,15 @@ def sentencepiece_tokenizer_json(c: SentencePieceComponents) -> dict[str, Any]:
     problem = _conversion_problem(c)
     if problem is not None:
         raise ValueError(f"{c.name} cannot be written as a tokenizer.json: {problem}")
-    warnings.warn(
-        f"{c.name}: a .model written as tokenizer.json (as transformers converts it): "
-        "tokenizers' ids differ from sentencepiece's where a text starts with a space or "
-        "follows an allowed special token",
-        UserWarning,
-        stacklevel=3,
-    )
+    # prepend "first" (a Llama config's legacy=false) is what the converter writes: same ids.
+    if c.prepend != "first":
+        warnings.warn(
+            f"{c.name}: a .model written as tokenizer.json (as transformers converts it): "
+            "tokenizers' ids differ from sentencepiece's where a text starts with a space or "
+            "follows an allowed special token",
+            UserWarning,
+            stacklevel=3,
+        )
     vocab = {piece: i for i, (piece, _, _) in enumerate(c.pieces)}
     unk = c.pieces[c.unk_id][0] if c.unk_id is not None else None
     added = [
@@ -80,7 +83,7 @@ def sentencepiece_tokenizer_json(c: SentencePieceComponents) -> dict[str, Any]:
             "prepend_scheme": "never" if c.prepend == "never" else "first",
             "split": False,
         },
-        "post_processor": None,
+        "post_processor": _post_processor(c),
         "decoder": {"type": "Sequence", "decoders": decoders},
         "model": {
             "type": "BPE",
@@ -95,6 +98,13 @@ def sentencepiece_tokenizer_json(c: SentencePieceComponents) -> dict[str, Any]:
             "merges": [list(pair) for pair in derived_merges(c.pieces, vocab)],
         },
     }
+
+
+def _post_processor(c: SentencePieceComponents) -> dict[str, Any] | None:
+    """``[bos] $A [eos]`` where ``c`` adds them (a Hub config's ``add_bos_token``), else none."""
+    bos = (c.pieces[c.bos_id][0], c.bos_id) if c.add_bos and c.bos_id is not None else None
+    eos = (c.pieces[c.eos_id][0], c.eos_id) if c.add_eos and c.eos_id is not None else None
+    return template_post_processor(bos, eos) if bos or eos else None
 
 
 def derived_merges(

@@ -19,6 +19,7 @@ from bytepair._arguments import DEFAULT_THREADS, batch_texts, checked_threads
 from bytepair._core import PairEncoder
 from bytepair.encoding import Encoding, _CoreCall
 from bytepair.formats.builders import register_builder
+from bytepair.formats.common import template_post_processor
 from bytepair.formats.hf_json import parse_tokenizer_json, tokenizer_json
 from bytepair.formats.hf_pipeline import (
     assign_added_ids,
@@ -218,29 +219,7 @@ class HfEncoding(Encoding):
 
         bos = token(config.bos_token, config.add_bos_token)
         eos = token(config.eos_token, config.add_eos_token)
-        single: list[dict[str, Any]] = []
-        if bos is not None:
-            single.append({"SpecialToken": {"id": bos[0], "type_id": 0}})
-        single.append({"Sequence": {"id": "A", "type_id": 0}})
-        if eos is not None:
-            single.append({"SpecialToken": {"id": eos[0], "type_id": 0}})
-        post_processor = {
-            "type": "TemplateProcessing",
-            "single": single,
-            "pair": [
-                *single,
-                *(
-                    {"Sequence": {"id": "B", "type_id": 1}}
-                    if "Sequence" in item
-                    else {"SpecialToken": {"id": item["SpecialToken"]["id"], "type_id": 1}}
-                    for item in single
-                ),
-            ],
-            "special_tokens": {
-                text: {"id": text, "ids": [id_], "tokens": [text]}
-                for text, id_ in (t for t in (bos, eos) if t is not None)
-            },
-        }
+        post_processor = template_post_processor(bos, eos)
         self._pipeline.prefix = [bos[1]] if bos is not None else []
         self._pipeline.suffix = [eos[1]] if eos is not None else []
         self._pipeline.config["post_processor"] = post_processor
@@ -300,12 +279,20 @@ class HfEncoding(Encoding):
     # ---- pickling: as its tokenizer.json ---------------------------------------------------
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"name": self.name, "tokenizer_json": tokenizer_json(self)}
+        # The tokenizer.json carries the post-processor a Hub config's add_bos_token made.
+        return {
+            "name": self.name,
+            "tokenizer_json": tokenizer_json(self),
+            "tokenizer_config": self.tokenizer_config,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         name = state["name"]
         parsed = parse_tokenizer_json(name, data=state["tokenizer_json"], name=name)
         self.__dict__.update(build_hf_encoding(parsed).__dict__)
+        self._install_compiled_calls()  # they live in the compiled base, not in __dict__
+        if state.get("tokenizer_config") is not None:
+            self.tokenizer_config = state["tokenizer_config"]
 
 
 def build_hf_encoding(c: HfComponents) -> HfEncoding:

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -17,6 +18,7 @@ from bytepair._arguments import DEFAULT_THREADS, batch_texts, checked_threads
 from bytepair.decoding import unknown_id
 from bytepair.encoding import Encoding, _CoreCall
 from bytepair.formats.builders import register_builder
+from bytepair.formats.common import template_post_processor
 from bytepair.formats.values import SentencePieceComponents
 from bytepair.sentencepiece.offsets import SentencePieceAlignment
 from bytepair.specials import ALLOWED_DEFAULT, DISALLOWED_DEFAULT
@@ -24,6 +26,8 @@ from bytepair.specials import ALLOWED_DEFAULT, DISALLOWED_DEFAULT
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+
+    from bytepair.hub import TokenizerConfig
 
 __all__ = ["SentencePieceEncoding", "build_sentencepiece_encoding"]
 
@@ -272,13 +276,67 @@ class SentencePieceEncoding(Encoding):
         """This encoding as the file formats see it: the model's components."""
         return self._components
 
-    # ---- pickling: as its components --------------------------------------------------------
+    # ---- a Hub repository's settings ------------------------------------------------------
+
+    def _use_tokenizer_config(self, config: TokenizerConfig) -> None:
+        """Keep the settings and do what transformers' Llama tokenizer does with them:
+
+        - ``legacy: false`` beside a ``.model`` with sentencepiece's dummy prefix: the space is
+          put before the text only, and not where the text starts with one, as
+          ``LlamaConverter`` (``legacy=False``) writes the ``tokenizer.json``
+          (``prepend_scheme: "first"``);
+        - ``add_bos_token``/``add_eos_token``, where either is set: ``encode`` adds
+          ``bos_token``/``eos_token`` as asked (a flag left unset counts as false), and a
+          ``tokenizer.json`` written from it has that post-processor.
+        """
+        c = self._components
+        changes: dict[str, Any] = {}
+        legacy_false = config.legacy is False and c.source_format == "sentencepiece-model"
+        if legacy_false and c.prepend == "always":
+            changes["prepend"] = "first"
+        if config.add_bos_token is not None or config.add_eos_token is not None:
+            bos = self._config_token(config, config.bos_token, config.add_bos_token)
+            eos = self._config_token(config, config.eos_token, config.add_eos_token)
+            changes.update(add_bos=bos is not None, add_eos=eos is not None)
+            if bos is not None:
+                changes["bos_id"] = bos[1]
+            if eos is not None:
+                changes["eos_id"] = eos[1]
+            if c.spec is not None:
+                post_processor = template_post_processor(bos, eos)
+                changes["spec"] = {**c.spec, "post_processor": post_processor}
+        if changes:
+            self._become(build_sentencepiece_encoding(dataclasses.replace(c, **changes)))
+        self.tokenizer_config = config
+
+    def _become(self, built: SentencePieceEncoding) -> None:
+        # The compiled calls live in the compiled base, not in __dict__: point them at the
+        # new core too.
+        self.__dict__.update(built.__dict__)
+        self._install_compiled_calls()
+
+    def _config_token(
+        self, config: TokenizerConfig, text: str | None, wanted: bool | None
+    ) -> tuple[str, int] | None:
+        if not wanted or text is None:
+            return None
+        token = self._components.special_tokens.get(text, self.piece_to_id(text))
+        if token is None:
+            raise ValueError(
+                f"{config.repo_id}: tokenizer_config.json adds {text!r}, which the "
+                "vocabulary does not have"
+            )
+        return text, token
+
+    # ---- pickling: as its components (the Hub settings already in them) -------------------
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"components": self._components}
+        return {"components": self._components, "tokenizer_config": self.tokenizer_config}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(build_sentencepiece_encoding(state["components"]).__dict__)
+        self._become(build_sentencepiece_encoding(state["components"]))
+        if state.get("tokenizer_config") is not None:
+            self.tokenizer_config = state["tokenizer_config"]
 
 
 def build_sentencepiece_encoding(c: SentencePieceComponents) -> SentencePieceEncoding:
