@@ -312,3 +312,16 @@ def test_padding_and_truncation_are_never_dropped_silently(tmp_path: Path) -> No
     clean = tmp_path / "tokenizer.json"
     clean.write_text(json.dumps(spec), "utf-8")
     assert bytepair.Encoding.from_file(clean).encode(text) == enc.encode(text)
+
+
+def test_cli_drops_padding_and_truncation_only_when_told() -> None:
+    path = str(shared_path("vocab", "smollm", "tokenizer.json"))
+    line = one_line_error(run("count", "-t", path, "word " * 300))
+    assert "padding: tokenizers pads" in line and "pass --ignore-setting padding" in line
+    line = one_line_error(run("count", "-t", path, "--ignore-setting", "padding", "word " * 300))
+    assert "pass --ignore-setting truncation" in line
+    ignored = ["--ignore-setting", "padding", "--ignore-setting", "truncation"]
+    result = run("count", "-t", path, *ignored, "word " * 300)
+    assert result.exit_code == 0, result.output
+    enc = bytepair.Encoding.from_file(path, ignore_settings=("padding", "truncation"))
+    assert result.stdout.split()[0] == str(enc.count("word " * 300)) != "192"

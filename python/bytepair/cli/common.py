@@ -18,6 +18,7 @@ from bytepair import registry
 from bytepair._optional import MissingExtraError, require
 from bytepair._terminal import is_terminal
 from bytepair.encoding import Encoding
+from bytepair.formats.hf_json import UnappliedSetting
 from bytepair.patterns import resolve_pattern
 from bytepair.report import Tokenizer, resolve_tokenizer
 from bytepair.report.prompts import read_text_file
@@ -149,6 +150,16 @@ def tokenizer_options(multiple: bool) -> Callable[[F], F]:
                 "(.tiktoken): o200k, cl100k, gpt2, llama3, ... or a regex.",
             ),
             click.option(
+                "--ignore-setting",
+                type=click.Choice(["padding", "truncation"]),
+                multiple=True,
+                expose_value=False,
+                callback=_keep_ignored_settings,
+                help="Read a -t tokenizer.json without its padding or truncation, which "
+                "bytepair does not apply (the ids of tokenizers after no_padding() or "
+                "no_truncation()). Repeatable.",
+            ),
+            click.option(
                 "--vocab-dir",
                 type=click.Path(file_okay=False, path_type=Path),
                 metavar="DIR",
@@ -160,6 +171,19 @@ def tokenizer_options(multiple: bool) -> Callable[[F], F]:
         return f
 
     return decorate
+
+
+_IGNORED_SETTINGS = "bytepair.ignore_settings"
+
+
+def _keep_ignored_settings(ctx: click.Context, _: click.Parameter, value: tuple[str, ...]) -> None:
+    # Kept on the context, so the commands need not pass it along.
+    ctx.meta[_IGNORED_SETTINGS] = value
+
+
+def _ignored_settings() -> tuple[str, ...]:
+    ctx = click.get_current_context(silent=True)
+    return () if ctx is None else tuple(ctx.meta.get(_IGNORED_SETTINGS, ()))
 
 
 @dataclass(frozen=True)
@@ -206,8 +230,12 @@ def load_tokenizer_file(path: str, pattern: str | None = None) -> Encoding:
         fail(f"{path}: no such tokenizer file")
     try:
         return Encoding.from_file(
-            path, pat_str=None if pattern is None else resolve_pattern(pattern)
+            path,
+            pat_str=None if pattern is None else resolve_pattern(pattern),
+            ignore_settings=_ignored_settings(),
         )
+    except UnappliedSetting as e:
+        fail(f"{e.where}; pass --ignore-setting {e.key} to read the file without it ({e.without})")
     except ValueError as e:
         if pattern is None and "pattern" in str(e):
             fail(

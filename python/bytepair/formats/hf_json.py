@@ -54,6 +54,7 @@ from bytepair.formats.values import (
 
 __all__ = [
     "BYTE_LEVEL",
+    "UnappliedSetting",
     "load_tokenizer_json",
     "parse_tokenizer_json",
     "tiktoken_compatibility",
@@ -160,6 +161,23 @@ _SETTINGS = {
 }
 
 
+class UnappliedSetting(ValueError):
+    """A ``tokenizer.json`` setting that changes ``tokenizers``' ids and that bytepair does not
+    apply; ``key`` is the setting, ``where`` what it does in the file."""
+
+    def __init__(self, source: str, key: str, effect: str, value: Any) -> None:
+        self.key = key
+        self.where = (
+            f"{source}: {key}: tokenizers {effect} ({json.dumps(value)}), which bytepair does "
+            "not apply"
+        )
+        self.without = f"the ids of tokenizers after no_{key}()"
+        super().__init__(
+            f"{self.where}; pass ignore_settings=({key!r},) to read the file without it "
+            f"({self.without}), or set it to null in the file"
+        )
+
+
 def _check_settings(spec: dict[str, Any], source: str, ignore_settings: Collection[str]) -> None:
     unknown = sorted(set(ignore_settings) - set(_SETTINGS))
     if unknown:
@@ -167,11 +185,7 @@ def _check_settings(spec: dict[str, Any], source: str, ignore_settings: Collecti
     for key, effect in _SETTINGS.items():
         value = spec.get(key)
         if value is not None and key not in ignore_settings:
-            raise ValueError(
-                f"{source}: {key}: tokenizers {effect} ({json.dumps(value)}), which bytepair "
-                f"does not apply; pass ignore_settings=({key!r},) to read the file without it "
-                f"(the ids of tokenizers after no_{key}()), or set it to null in the file"
-            )
+            raise UnappliedSetting(source, key, effect, value)
 
 
 def parse_tokenizer_json(
