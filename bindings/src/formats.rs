@@ -1,14 +1,9 @@
 //! Building encoders from GPT-2 and Hugging Face files, and what saving them needs.
 //!
 //! The Python package (`bytepair.formats`) parses JSON and decides what each component means;
-//! these helpers turn its plain description into core objects. A pipeline stage arrives as a tuple
-//! `(kind, argument, behavior, flag)`:
-//!
-//! - `("regex", pattern, behavior, invert)`, `("literal", text, behavior, invert)`,
-//!   `("numeric", None, behavior, invert)`, `("punctuation", None, behavior, invert)`;
-//! - `("byte_level", gpt2_pattern_or_None, "", add_prefix_space)`.
-//!
-//! Added tokens arrive typed (`added_token.rs`).
+//! these helpers turn its plain description into core objects. A pipeline stage arrives as a
+//! `bytepair.formats.hf_pipeline.Stage`, read by its attribute names ([`StageSpec`]); added
+//! tokens arrive typed (`added_token.rs`).
 
 use bytepair_core::formats::hf::{self, MergeList};
 use bytepair_core::merge::pair::MissingByte;
@@ -21,8 +16,20 @@ use pyo3::types::PyBytes;
 
 use crate::errors::to_py_err;
 
-/// One pipeline stage as Python describes it.
-pub type StageSpec = (String, Option<String>, String, bool);
+/// One pipeline stage as Python describes it (`bytepair.formats.hf_pipeline.Stage`).
+#[derive(FromPyObject)]
+pub struct StageSpec {
+    #[pyo3(attribute)]
+    kind: String,
+    #[pyo3(attribute)]
+    pattern: Option<String>,
+    #[pyo3(attribute)]
+    behavior: String,
+    #[pyo3(attribute)]
+    invert: bool,
+    #[pyo3(attribute)]
+    add_prefix_space: bool,
+}
 
 /// A token id and the two token byte strings it is merged from, if any.
 pub type DerivedMerge<'py> = (Rank, Option<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)>);
@@ -45,18 +52,19 @@ fn behavior(name: &str) -> PyResult<Behavior> {
 /// The pipeline that `stages` describe.
 pub fn pipeline(stages: Vec<StageSpec>) -> PyResult<Pipeline> {
     let mut out = Vec::with_capacity(stages.len());
-    for (kind, arg, how, flag) in stages {
-        let stage = match kind.as_str() {
+    for spec in stages {
+        let stage = match spec.kind.as_str() {
             "byte_level" => Stage::ByteLevel {
-                add_prefix_space: flag,
-                regex: arg
+                add_prefix_space: spec.add_prefix_space,
+                regex: spec
+                    .pattern
                     .as_deref()
                     .map(Pretokenizer::new)
                     .transpose()
                     .map_err(to_py_err)?,
             },
-            _ => {
-                let matcher = match (kind.as_str(), arg) {
+            kind => {
+                let matcher = match (kind, spec.pattern) {
                     ("regex", Some(p)) => Matcher::Regex(Pretokenizer::new(&p).map_err(to_py_err)?),
                     ("literal", Some(s)) => Matcher::Literal(s),
                     ("numeric", _) => Matcher::Numeric,
@@ -69,8 +77,8 @@ pub fn pipeline(stages: Vec<StageSpec>) -> PyResult<Pipeline> {
                 };
                 Stage::Split {
                     matcher,
-                    behavior: behavior(&how)?,
-                    invert: flag,
+                    behavior: behavior(&spec.behavior)?,
+                    invert: spec.invert,
                 }
             }
         };

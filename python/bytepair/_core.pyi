@@ -8,6 +8,8 @@ import numpy as np
 import numpy.typing as npt
 from typing_extensions import Self, disjoint_base
 
+from bytepair.formats.hf_pipeline import Stage
+
 __all__ = [
     "CPYTHON_INTERNALS",
     "NAMED_PATTERNS",
@@ -131,7 +133,7 @@ class PairEncoder(Encoder):
     def __new__(
         cls,
         vocab: dict[str, int],
-        stages: list[tuple[str, str | None, str, bool]],
+        stages: list[Stage],
         added: list[AddedToken],
         merges: list[tuple[str, str]] | None = None,
         merges_data: bytes | None = None,
@@ -253,4 +255,4 @@ def write_sentencepiece_model(model: dict[str, Any]) -> bytes: ...
 def byte_map_table() -> list[str]: ...
 def split(pattern: str, text: str, use_regex: bool = False) -> list[str]: ...
 def scanner_for(pattern: str) -> str | None: ...
-def pipeline_split(stages: list[tuple[str, str | None, str, bool]], text: str) -> list[bytes]: ...
+def pipeline_split(stages: list[Stage], text: str) -> list[bytes]: ...

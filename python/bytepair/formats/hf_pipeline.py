@@ -17,10 +17,10 @@ applied between steps 1 and 2) and post-processors (a prefix and a suffix of ids
 Anything this module does not reproduce exactly raises ``ValueError`` naming the component and
 its JSON path: a tokenizer that loads gives the ids ``tokenizers`` gives.
 
->>> stages_of({"type": "Sequence", "pretokenizers": [
+>>> [s.kind for s in stages_of({"type": "Sequence", "pretokenizers": [
 ...     {"type": "Digits", "individual_digits": True},
-...     {"type": "ByteLevel", "add_prefix_space": False, "use_regex": False}]}, "pre_tokenizer")
-[('numeric', None, 'isolated', False), ('byte_level', None, '', False)]
+...     {"type": "ByteLevel", "add_prefix_space": False, "use_regex": False}]}, "pre_tokenizer")]
+['numeric', 'byte_level']
 >>> normalizer_of({"type": "Sequence", "normalizers": [{"type": "NFKC"}, {"type": "Lowercase"}]},
 ...               "normalizer")("ＡΣ")
 'aσ'
@@ -41,7 +41,7 @@ from bytepair.formats.regex_dialects import onig_to_rust
 __all__ = [
     "AddedToken",
     "Normalizer",
-    "StageSpec",
+    "Stage",
     "assign_added_ids",
     "check_decoder",
     "normalizer_of",
@@ -52,8 +52,25 @@ __all__ = [
 Normalizer = Callable[[str], str]
 """A text-to-text function (a compiled ``normalizer``)."""
 
-StageSpec = tuple[str, "str | None", str, bool]
-"""A pre-tokenizer stage as the core takes it: ``(kind, argument, behaviour, flag)``."""
+StageKind = Literal["byte_level", "regex", "literal", "numeric", "punctuation"]
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One pre-tokenizer stage, as the core's ``PairEncoder`` reads it (by these names).
+
+    ``byte_level``: ``ByteLevel``, splitting first with ``pattern`` (GPT-2's) or not at all
+    (None), then ``add_prefix_space``. The others are splits by ``behavior``, ``invert``ed or
+    not: ``regex`` and ``literal`` by ``pattern``, ``numeric`` (``Digits``) and
+    ``punctuation``.
+    """
+
+    kind: StageKind
+    pattern: str | None = None
+    behavior: str = "isolated"
+    invert: bool = False
+    add_prefix_space: bool = False
+
 
 _BEHAVIORS = {
     "Removed": "removed",
@@ -290,15 +307,16 @@ def _behavior(spec: Mapping[str, Any], where: str, default: str) -> str:
     return _BEHAVIORS[name]
 
 
-def stages_of(spec: Any, where: str, *, depth: int = 0) -> list[StageSpec]:
+def stages_of(spec: Any, where: str, *, depth: int = 0) -> list[Stage]:
     """Compile a ``pre_tokenizer`` into the core's stages (``[]`` for ``null``).
 
     Supported: ByteLevel (``add_prefix_space``, ``use_regex``: GPT-2's original pattern), Split
     (regex or string; every behaviour; ``invert``), Digits, Punctuation, Sequence.
 
     >>> stages_of({"type": "Split", "pattern": {"String": "-"}, "behavior": "Contiguous",
-    ...            "invert": False}, "pre_tokenizer")
-    [('literal', '-', 'contiguous', False)]
+    ...            "invert": False}, "pre_tokenizer")  # doctest: +NORMALIZE_WHITESPACE
+    [Stage(kind='literal', pattern='-', behavior='contiguous', invert=False,
+           add_prefix_space=False)]
     >>> stages_of({"type": "Metaspace"}, "pre_tokenizer")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -312,21 +330,22 @@ def stages_of(spec: Any, where: str, *, depth: int = 0) -> list[StageSpec]:
     if kind == "ByteLevel":
         add_prefix_space = _field(spec, "add_prefix_space", bool, where, True)
         use_regex = _field(spec, "use_regex", bool, where, True)
-        return [("byte_level", patterns.GPT2_ORIGINAL if use_regex else None, "", add_prefix_space)]
+        pattern = patterns.GPT2_ORIGINAL if use_regex else None
+        return [Stage("byte_level", pattern, add_prefix_space=add_prefix_space)]
     if kind == "Split":
         pattern = _field(spec, "pattern", dict, where, None)
         behavior = _behavior(spec, where, "Isolated")
         invert = _field(spec, "invert", bool, where, False)
         if set(pattern) == {"Regex"} and isinstance(pattern["Regex"], str):
-            return [("regex", onig_to_rust(pattern["Regex"]), behavior, invert)]
+            return [Stage("regex", onig_to_rust(pattern["Regex"]), behavior, invert)]
         if set(pattern) == {"String"} and isinstance(pattern["String"], str):
-            return [("literal", pattern["String"], behavior, invert)]
+            return [Stage("literal", pattern["String"], behavior, invert)]
         raise ValueError(f"{where}.pattern: expected {{'Regex': ...}} or {{'String': ...}}")
     if kind == "Digits":
         individual = _field(spec, "individual_digits", bool, where, False)
-        return [("numeric", None, "isolated" if individual else "contiguous", False)]
+        return [Stage("numeric", None, "isolated" if individual else "contiguous")]
     if kind == "Punctuation":
-        return [("punctuation", None, _behavior(spec, where, "Isolated"), False)]
+        return [Stage("punctuation", None, _behavior(spec, where, "Isolated"))]
     if kind == "Sequence":
         parts = _field(spec, "pretokenizers", list, where, None)
         inner = _nested(depth, where)
@@ -338,10 +357,10 @@ def stages_of(spec: Any, where: str, *, depth: int = 0) -> list[StageSpec]:
     raise _unsupported(where, "pre-tokenizer", kind)
 
 
-def check_byte_level(stages: Sequence[StageSpec], where: str) -> None:
+def check_byte_level(stages: Sequence[Stage], where: str) -> None:
     """A byte-level BPE needs exactly one ``ByteLevel`` pre-tokenizer (it maps bytes to the
     characters the vocabulary is written in)."""
-    n = sum(1 for s in stages if s[0] == "byte_level")
+    n = sum(1 for s in stages if s.kind == "byte_level")
     if n != 1:
         raise ValueError(
             f"{where}: {'no' if n == 0 else 'more than one'} ByteLevel pre-tokenizer; bytepair "

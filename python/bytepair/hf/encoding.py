@@ -22,6 +22,7 @@ from bytepair.formats.builders import register_builder
 from bytepair.formats.common import template_post_processor
 from bytepair.formats.hf_json import parse_tokenizer_json, tokenizer_json
 from bytepair.formats.hf_pipeline import (
+    Stage,
     assign_added_ids,
     check_byte_level,
     check_decoder,
@@ -265,12 +266,13 @@ class HfEncoding(Encoding):
         if any(t.single_word or t.lstrip or t.rstrip for t in hf.added):
             return "an added token has single_word, lstrip or rstrip set"
         stages = stages_of(hf.config["pre_tokenizer"], "pre_tokenizer")
-        shapes_ok = stages == [("byte_level", patterns.GPT2_ORIGINAL, "", False)] or (
-            len(stages) == 2
-            and stages[0][0] == "regex"
-            and (stages[0][2], stages[0][3]) in (("removed", True), ("isolated", False))
-            and stages[1] == ("byte_level", None, "", False)
-            and (stages[0][2] == "removed" or stages[0][1] in patterns.PATTERNS.values())
+        split, byte_level = (stages[0], stages[-1]) if len(stages) == 2 else (None, None)
+        shapes_ok = stages == [Stage("byte_level", patterns.GPT2_ORIGINAL)] or (
+            split is not None
+            and split.kind == "regex"
+            and (split.behavior, split.invert) in (("removed", True), ("isolated", False))
+            and byte_level == Stage("byte_level")
+            and (split.behavior == "removed" or split.pattern in patterns.PATTERNS.values())
         )
         if not shapes_ok:
             return "its pre-tokenizer is not a single pattern"
@@ -374,7 +376,8 @@ def build_hf_encoding(c: HfComponents) -> HfEncoding:
             "model_options": dict(options),
         },
     )
-    pat_str = next((s[1] for s in stages if s[0] in ("regex", "byte_level") and s[1]), "")
+    regexes = (s.pattern for s in stages if s.kind in ("regex", "byte_level") and s.pattern)
+    pat_str = next(regexes, "")
     return HfEncoding._from_pipeline(c.name, pat_str, core, special_tokens, pipeline)
 
 
