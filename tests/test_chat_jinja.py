@@ -2,9 +2,9 @@
 message can write a control token.
 
 The templates are real ones (tests/data/chat_templates, README there for the sources). Each is
-paired with GPT-2's vocabulary plus the template's control tokens as special added tokens, so
-that transformers (``PreTrainedTokenizerFast.apply_chat_template``) and bytepair read the same
-tokenizer.json.
+paired with a vocabulary plus the template's control tokens as special added tokens (GPT-2's;
+Qwen2's and SmolLM's own for their models), so that transformers
+(``PreTrainedTokenizerFast.apply_chat_template``) and bytepair read the same tokenizer.json.
 """
 
 from __future__ import annotations
@@ -17,8 +17,11 @@ from typing import Any
 import pytest
 import tokenizers
 import transformers
+from formats_support import IGNORED_SETTINGS
+from tokenizers import Regex, decoders, models, normalizers
+from tokenizers import pre_tokenizers as pt
 
-from bytepair import Encoding
+from bytepair import Encoding, patterns
 from bytepair.chat import JinjaTemplate
 
 from conftest import shared_path
@@ -49,6 +52,8 @@ class Case:
     tools: bool = False
     variables: dict[str, Any] = field(default_factory=dict)
     rstrip: bool = False  # the control tokens take the whitespace after them
+    default_system: bool = False  # the template writes a system message when the chat has none
+    vocab: str = "gpt2"  # "qwen2" and "smollm": the model's own, from ../shared/vocab
 
 
 CASES = {
@@ -81,6 +86,23 @@ CASES = {
         "<|eot_id|>",
         tools=True,
         variables={"date_string": "02 Dec 2026"},
+    ),
+    "qwen2.5": Case(
+        "Qwen-Qwen2.5-7B-Instruct.jinja",
+        ("<|endoftext|>", "<|im_start|>", "<|im_end|>"),  # hub_support.QWEN2_CONFIG's
+        None,
+        "<|im_end|>",
+        tools=True,
+        default_system=True,
+        vocab="qwen2",
+    ),
+    "smollm2": Case(
+        "HuggingFaceTB-SmolLM2-1.7B-Instruct.jinja",
+        ("<|endoftext|>", "<|im_start|>", "<|im_end|>"),
+        "<|im_start|>",  # SmolLM2-Instruct's tokenizer_config.json; its template uses neither
+        "<|im_end|>",
+        default_system=True,
+        vocab="smollm",
     ),
     "qwq": Case(
         "Qwen-QwQ-32B.jinja",
@@ -164,29 +186,54 @@ def _chats(case: Case, content: str) -> list[list[dict[str, Any]]]:
         {"role": "assistant", "content": " It is 12:00.\n"},
         {"role": "user", "content": "Thanks!"},
     ]
-    return [plain, _tool_chat(case, content)] if case.tools else [plain]
+    chats = [plain, plain[len(opening) :]] if case.default_system and opening else [plain]
+    return [*chats, _tool_chat(case, content)] if case.tools else chats
 
 
-@pytest.fixture(scope="module")
-def gpt2_json() -> str:
-    return str(shared_path("vocab", "gpt2-hf", "gpt2.json"))
+def _qwen2_tokenizer() -> tokenizers.Tokenizer:
+    # Qwen2's vocab.json + merges.txt with its pipeline (as tests/test_hub.py builds it).
+    folder = shared_path("vocab", "qwen2")
+    tk = tokenizers.Tokenizer(
+        models.BPE.from_file(str(folder / "vocab.json"), str(folder / "merges.txt"))
+    )
+    tk.normalizer = normalizers.NFC()
+    tk.pre_tokenizer = pt.Sequence(
+        [
+            pt.Split(Regex(patterns.QWEN2), "isolated"),
+            pt.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    tk.decoder = decoders.ByteLevel()
+    return tk
 
 
 @pytest.fixture(scope="module", params=sorted(CASES))
 def pair(
-    request: pytest.FixtureRequest, gpt2_json: str, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Case, Encoding, Any, str]:
     case = CASES[request.param]
-    tk = tokenizers.Tokenizer.from_file(gpt2_json)
-    tk.add_special_tokens(
-        [
-            tokenizers.AddedToken(t, special=True, normalized=False, rstrip=case.rstrip)
-            for t in case.specials
-        ]
-    )
-    path = tmp_path_factory.mktemp(request.param) / "tokenizer.json"
-    tk.save(str(path))
-    enc = Encoding.from_tokenizer_json(path)
+    if case.vocab == "smollm":
+        # The file as published, padding and truncation set (transformers drops them).
+        smollm_json = shared_path("vocab", "smollm", "tokenizer.json")
+        tk = tokenizers.Tokenizer.from_file(str(smollm_json))
+        tk.no_padding()
+        tk.no_truncation()
+        assert all(tk.token_to_id(t) is not None for t in case.specials)
+        enc = Encoding.from_tokenizer_json(smollm_json, ignore_settings=IGNORED_SETTINGS)
+    else:
+        if case.vocab == "qwen2":
+            tk = _qwen2_tokenizer()
+        else:
+            tk = tokenizers.Tokenizer.from_file(str(shared_path("vocab", "gpt2-hf", "gpt2.json")))
+        tk.add_special_tokens(
+            [
+                tokenizers.AddedToken(t, special=True, normalized=False, rstrip=case.rstrip)
+                for t in case.specials
+            ]
+        )
+        path = tmp_path_factory.mktemp(request.param) / "tokenizer.json"
+        tk.save(str(path))
+        enc = Encoding.from_tokenizer_json(path)
     source = (TEMPLATES / case.template).read_text(encoding="utf-8")
     hf = transformers.PreTrainedTokenizerFast(
         tokenizer_object=tk, bos_token=case.bos, eos_token=case.eos, chat_template=source
