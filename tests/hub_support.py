@@ -57,9 +57,9 @@ QWEN2_CONFIG: dict[str, Any] = {
     "model_max_length": 32768,
 }
 
-# Llama 2's tokenizer_config.json, as meta-llama/Llama-2-7b-hf publishes it (the gated repo's
-# tokenizer_config.json): BOS first, no EOS, and legacy=false (no dummy-prefix space after the
-# first one).
+# Llama 2's tokenizer_config.json, written out as meta-llama/Llama-2-7b-hf publishes it: BOS
+# first, no EOS, legacy=false (no dummy-prefix space after the first one). The repository is
+# gated and was not readable from here, so the fields are as recalled, not copied.
 _LLAMA2_TOKEN = {"lstrip": False, "normalized": False, "rstrip": False, "single_word": False}
 LLAMA2_CONFIG: dict[str, Any] = {
     "add_bos_token": True,
