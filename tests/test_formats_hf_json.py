@@ -526,16 +526,35 @@ def test_byte_fallback_on_a_byte_level_model_gives_tokenizers_ids(tmp_path: Path
     assert written["model"]["byte_fallback"] is True
 
 
-def test_byte_fallback_with_a_byte_missing_is_refused_naming_it(tmp_path: Path) -> None:
+def test_byte_fallback_with_bytes_missing_gives_tokenizers_ids_and_offsets(
+    tmp_path: Path,
+) -> None:
+    # tokenizers turns a byte-level character missing from the vocabulary into the <0xHH>
+    # tokens of its UTF-8 bytes where they all exist (the space's Ġ is c4 a0), and drops it
+    # where one does not (0x80's Ģ is c4 a2; <0xA2> is absent).
     data = _gpt2_json()
+    vocab = data["model"]["vocab"]
     data["model"]["byte_fallback"] = True
-    del data["model"]["vocab"]["\u0120"]  # 'Ġ', the byte-level character of the space
+    del vocab["\u0120"], vocab["\u0122"]
+    data["model"]["merges"] = [
+        m for m in data["model"]["merges"] if "\u0120" not in m and "\u0122" not in m
+    ]
+    for name in ("<0xC4>", "<0xA0>"):
+        vocab[name] = max(vocab.values()) + 1
     file = tmp_path / "tokenizer.json"
     file.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(
-        ValueError, match=r"model.byte_fallback: .* byte 0x20 is not in model.vocab"
-    ):
-        Encoding.from_tokenizer_json(file)
+    enc = Encoding.from_tokenizer_json(file)
+    reference = tokenizers.Tokenizer.from_file(str(file))
+    fallback = [vocab["<0xC4>"], vocab["<0xA0>"]]
+    assert enc.encode("a b") == [vocab["a"], *fallback, vocab["b"]] == reference.encode("a b").ids
+    long = " " * 300 + "x"  # the long-piece path
+    for text in [*TEXTS, long, "bytes \x00\x7f\u00ff \U0001f600 end", "\x80 x \x80"]:
+        want = reference.encode(text)
+        assert enc.encode(text) == want.ids, text
+        spans = enc.encode_with_offsets(text)[1]
+        if "\x80" not in text:  # tokenizers moves a word's spans onto a byte it drops
+            assert spans == want.offsets, text
+    assert enc.encode_with_offsets("a b") == (enc.encode("a b"), [(0, 1), (1, 2), (1, 2), (2, 3)])
 
 
 def test_padding_and_truncation_are_ignored_only_when_asked() -> None:

@@ -103,11 +103,13 @@ pub fn merge_list(
 }
 
 /// A pair-merge encoder from a Hugging Face model description.
+#[allow(clippy::too_many_arguments)]
 pub fn pair_encoder(
     vocab: Vec<(String, Rank)>,
     merges: MergeList,
     ignore_merges: bool,
     unknown: Option<(Rank, bool)>,
+    byte_fallback: bool,
     added: Vec<AddedToken>,
     pipeline: Pipeline,
 ) -> Result<PairEncoder, Error> {
@@ -115,7 +117,15 @@ pub fn pair_encoder(
         Some((id, fuse)) => MissingByte::Unknown { id, fuse },
         None => MissingByte::Drop,
     };
-    bytepair_core::build::pair_encoder(&vocab, &merges, ignore_merges, missing, added, pipeline)
+    bytepair_core::build::pair_encoder(
+        &vocab,
+        &merges,
+        ignore_merges,
+        missing,
+        byte_fallback,
+        added,
+        pipeline,
+    )
 }
 
 /// Split `text` with a pipeline (for tests against `tokenizers`' `pre_tokenize_str`).

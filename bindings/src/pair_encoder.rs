@@ -120,7 +120,7 @@ impl PairEncoder {
     /// Build from a Hugging Face model description: `vocab` (token text -> id), merges as pairs
     /// or as a merges file's bytes, pipeline stages (shapes: `formats.rs`) and added tokens.
     #[new]
-    #[pyo3(signature = (vocab, stages, added, merges=None, merges_data=None, ignore_merges=false, unknown=None))]
+    #[pyo3(signature = (vocab, stages, added, merges=None, merges_data=None, ignore_merges=false, unknown=None, byte_fallback=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -131,6 +131,7 @@ impl PairEncoder {
         merges_data: Option<&[u8]>,
         ignore_merges: bool,
         unknown: Option<(Rank, bool)>,
+        byte_fallback: bool,
     ) -> PyResult<PyClassInitializer<Self>> {
         let pipeline = formats::pipeline(stages)?;
         let added: Vec<_> = added.iter().map(|t| t.0.clone()).collect();
@@ -138,7 +139,15 @@ impl PairEncoder {
             .detach(|| {
                 let merges = formats::merge_list(merges, merges_data)?;
                 let vocab: Vec<(String, Rank)> = vocab.into_iter().collect();
-                formats::pair_encoder(vocab, merges, ignore_merges, unknown, added, pipeline)
+                formats::pair_encoder(
+                    vocab,
+                    merges,
+                    ignore_merges,
+                    unknown,
+                    byte_fallback,
+                    added,
+                    pipeline,
+                )
             })
             .map_err(to_py_err)?;
         let mut model = PairModel {

@@ -139,6 +139,7 @@ class PairEncoder(Encoder):
         merges_data: bytes | None = None,
         ignore_merges: bool = False,
         unknown: tuple[int, bool] | None = None,
+        byte_fallback: bool = False,
     ) -> PairEncoder: ...
     def encode_normalized(self, text: str, allowed: SpecialSet | None = None) -> list[int]: ...
     def split_added(

@@ -41,19 +41,23 @@ pub fn gpt2_encoder(
 }
 
 /// A pair encoder from a Hugging Face model: its vocabulary (token text to id), merges,
-/// `ignore_merges`, what a byte without a token becomes, its added tokens (in the order
-/// `tokenizers` searches them) and its pre-tokenizer pipeline.
+/// `ignore_merges`, what a byte without a token becomes (after its `<0xHH>` tokens where
+/// `byte_fallback`), its added tokens (in the order `tokenizers` searches them) and its
+/// pre-tokenizer pipeline.
+#[allow(clippy::too_many_arguments)]
 pub fn pair_encoder(
     vocab: &[(String, Rank)],
     merges: &MergeList,
     ignore_merges: bool,
     missing: MissingByte,
+    byte_fallback: bool,
     added: Vec<AddedToken>,
     pipeline: Pipeline,
 ) -> Result<PairEncoder, Error> {
     let mut model = hf::pair_vocabulary(vocab, merges)?;
     model.ignore_merges = ignore_merges;
     model.missing = missing;
+    model.byte_fallback = byte_fallback;
     // An id decodes as `tokenizers`' ByteLevel decoder reads its text; the first token listed
     // with an id names it.
     let mut seen = HashSet::new();

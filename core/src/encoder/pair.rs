@@ -4,7 +4,8 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::Encoder;
-use crate::merge::pair::{MissingByte, NONE, PairModel};
+use crate::bytes::byte_map::bytes_to_unicode;
+use crate::merge::pair::{ByteFallback, MissingByte, NONE, PairModel};
 use crate::pretokenize::Scanner;
 use crate::pretokenize::pipeline::Pipeline;
 use crate::vocab::added::AddedVocabulary;
@@ -46,6 +47,30 @@ fn slot(
     Ok(slot)
 }
 
+/// For each byte without a token, the ids of `<0xHH>` for the UTF-8 bytes of its byte-level
+/// character, as `tokenizers`' `byte_fallback` looks them up (`[NONE; 2]` unless all exist).
+fn byte_fallback_ids(model_map: &RankMap, byte_ranks: &[Rank; 256]) -> Box<ByteFallback> {
+    let chars = bytes_to_unicode();
+    let mut table = Box::new([[NONE; 2]; 256]);
+    for (b, ids) in table.iter_mut().enumerate() {
+        if byte_ranks[b] != NONE {
+            continue;
+        }
+        let mut utf8 = [0u8; 4];
+        let found: Option<Vec<Rank>> = chars[b]
+            .encode_utf8(&mut utf8)
+            .bytes()
+            .map(|x| model_map.get(format!("<0x{x:02X}>").as_bytes()).copied())
+            .collect();
+        if let Some(found) = found.filter(|f| f.len() <= 2) {
+            for (slot, id) in ids.iter_mut().zip(found) {
+                *slot = id;
+            }
+        }
+    }
+    table
+}
+
 impl PairEncoder {
     /// Build a pair-merge encoder (Hugging Face semantics, see [`crate::merge::pair`]).
     ///
@@ -63,6 +88,7 @@ impl PairEncoder {
             merges,
             ignore_merges,
             missing,
+            byte_fallback,
         } = model;
         // Tables are indexed by id: refuse a sparse id space before allocating one.
         let highest = vocab
@@ -133,7 +159,15 @@ impl PairEncoder {
                 byte_ranks[usize::from(b)] = id;
             }
         }
-        let pair_model = PairModel::new(merges, byte_ranks, missing, &model_map, ignore_merges);
+        let fallback = byte_fallback.then(|| byte_fallback_ids(&model_map, &byte_ranks));
+        let pair_model = PairModel::with_byte_fallback(
+            merges,
+            byte_ranks,
+            missing,
+            fallback,
+            &model_map,
+            ignore_merges,
+        );
 
         let mut specials = FxHashMap::default();
         let mut added_ids = FxHashSet::default();
@@ -273,7 +307,47 @@ mod tests {
             merges: vec![(a, b, 258), (258, c, 259)],
             ignore_merges: false,
             missing: MissingByte::Drop,
+            byte_fallback: false,
         }
+    }
+
+    /// `byte_fallback`: a byte without a token becomes `<0xHH>` tokens for its byte-level
+    /// character (byte 0x04 is `Ą`, UTF-8 c4 84), as `tokenizers` gives for such a vocabulary;
+    /// where one of them is missing too, the byte is dropped.
+    #[test]
+    fn byte_fallback_gives_the_byte_level_characters_utf8_tokens() {
+        let mut model = vocabulary();
+        model
+            .vocab
+            .retain(|(t, _, _)| t.as_slice() != [4u8] && t.as_slice() != [0x80u8]);
+        let next = 300;
+        for (i, name) in ["<0xC4>", "<0x84>"].iter().enumerate() {
+            model
+                .vocab
+                .push((name.as_bytes().to_vec(), next + i as Rank, true));
+        }
+        let without = PairEncoder::new(model.clone(), Vec::new(), pipeline())
+            .unwrap_or_else(|e| panic!("{e}"));
+        model.byte_fallback = true;
+        let with =
+            PairEncoder::new(model, Vec::new(), pipeline()).unwrap_or_else(|e| panic!("{e}"));
+        let ab = 258;
+        assert_eq!(
+            with.encode_ordinary("ab\u{4}").unwrap_or_default(),
+            vec![ab, 300, 301]
+        );
+        assert_eq!(
+            without.encode_ordinary("ab\u{4}").unwrap_or_default(),
+            vec![ab]
+        );
+        // 0x80's character, Ģ (c4 a2), has no <0xA2>: dropped, with or without.
+        let c2 = Rank::from(0xC2u8) + 2;
+        assert_eq!(with.encode_ordinary("\u{80}").unwrap_or_default(), vec![c2]);
+        // A piece long enough for the long-piece path: the heap merge takes it.
+        let long = format!("{}!", "\u{4}".repeat(200));
+        let ids = with.encode_ordinary(&long).unwrap_or_default();
+        assert_eq!(ids.len(), 401);
+        assert!(ids[..400].chunks(2).all(|p| p == [300, 301]));
     }
 
     #[test]

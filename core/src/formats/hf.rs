@@ -174,6 +174,7 @@ pub fn pair_vocabulary(
         merges: resolved,
         ignore_merges: false,
         missing: MissingByte::Drop,
+        byte_fallback: false,
     })
 }
 

@@ -47,6 +47,9 @@ pub struct PairModel {
     merges: PairMap,
     byte_ids: [Rank; 256],
     missing: MissingByte,
+    /// `byte_fallback`: for each byte without a token, the ids of `<0xHH>` for the UTF-8 bytes
+    /// of its byte-level character ([`NONE`]-padded; `[NONE; 2]` where one is missing).
+    fallback: Option<Box<ByteFallback>>,
     /// Whole pieces whose result is known to be this single id (checked when built), so the
     /// common words skip the merge loop, exactly as tiktoken's first lookup does.
     shortcut: RankMap,
@@ -64,6 +67,9 @@ struct LongPieces {
     /// bytes keep the heap).
     unknown_merges: bool,
 }
+
+/// The fallback ids of each byte (see [`PairModel::with_byte_fallback`]).
+pub type ByteFallback = [[Rank; 2]; 256];
 
 /// Every byte value, so that single-byte tokens can be borrowed as slices.
 const ALL_BYTES: [u8; 256] = {
@@ -88,6 +94,20 @@ impl PairModel {
         vocab: &RankMap,
         ignore_merges: bool,
     ) -> Self {
+        Self::with_byte_fallback(merges, byte_ids, missing, None, vocab, ignore_merges)
+    }
+
+    /// [`Self::new`] with `tokenizers`' `byte_fallback`: a byte without a token becomes the
+    /// `fallback` ids of its byte-level character's UTF-8 bytes (`<0xC4>`, `<0x84>` for byte
+    /// 0x04, whose character is `Ą`) where the vocabulary has them all, and `missing` otherwise.
+    pub fn with_byte_fallback(
+        merges: impl IntoIterator<Item = (Rank, Rank, Rank)>,
+        byte_ids: [Rank; 256],
+        missing: MissingByte,
+        fallback: Option<Box<ByteFallback>>,
+        vocab: &RankMap,
+        ignore_merges: bool,
+    ) -> Self {
         let mut map = PairMap::default();
         for (priority, (left, right, result)) in merges.into_iter().enumerate() {
             let priority = u32::try_from(priority).unwrap_or(u32::MAX - 1);
@@ -97,6 +117,7 @@ impl PairModel {
             merges: map,
             byte_ids,
             missing,
+            fallback,
             shortcut: RankMap::default(),
             long: OnceLock::new(),
         };
@@ -179,6 +200,13 @@ impl PairModel {
                 in_unknown_run = false;
                 continue;
             }
+            if let Some(ids_of) = self.fallback.as_deref().map(|f| f[usize::from(b)]) {
+                if ids_of[0] != NONE {
+                    ids.extend(ids_of.iter().copied().filter(|&id| id != NONE));
+                    in_unknown_run = false;
+                    continue;
+                }
+            }
             match self.missing {
                 MissingByte::Drop => {}
                 MissingByte::Unknown { id, fuse } => {
@@ -206,6 +234,9 @@ impl PairModel {
         let long = self.long.get_or_init(|| Box::new(self.long_pieces()));
         let kept: Vec<u8>;
         let piece = if piece.iter().any(|&b| self.byte_ids[usize::from(b)] == NONE) {
+            if self.fallback.is_some() {
+                return false; // fallback ids may merge: the heap takes the piece
+            }
             if let MissingByte::Unknown { id, fuse } = self.missing {
                 // The unknown id joins no pair (checked), so it cuts the piece: the runs of
                 // known bytes merge apart, each run of missing bytes gives its unknown id(s).

@@ -25,6 +25,9 @@ pub struct PairVocabulary {
     pub ignore_merges: bool,
     /// What a byte without a single-byte token becomes.
     pub missing: MissingByte,
+    /// `tokenizers`' `byte_fallback`: such a byte first becomes the `<0xHH>` tokens of its
+    /// byte-level character's UTF-8 bytes, where the vocabulary has them.
+    pub byte_fallback: bool,
 }
 
 /// An added token as the encoder stores it: text, id, and the bytes its id decodes to.

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from bytepair import patterns
-from bytepair.bytes_unicode import bytes_to_unicode, encode_bytes
+from bytepair.bytes_unicode import encode_bytes
 from bytepair.formats.builders import build
 from bytepair.formats.common import StrPath, check_vocab, encoding_name, read_json, write_json
 from bytepair.formats.hf_pipeline import AddedToken, _field, added_tokens_of
@@ -118,17 +118,9 @@ def _model_options(model: Mapping[str, Any], vocab: Mapping[str, int]) -> dict[s
                 f"model.{key}: unsupported {model[key]!r}: byte-level BPE uses no subword "
                 "prefix or suffix"
             )
+    # tokenizers falls back to <0xXX> tokens only for a byte-level character missing from the
+    # vocabulary (with all 256 present, what BpeTrainer writes, it never does); the core does too.
     byte_fallback = _field(model, "byte_fallback", bool, "model", False)
-    if byte_fallback:
-        # tokenizers falls back to <0xXX> tokens only for a character missing from the vocab;
-        # with every byte-level character present (what BpeTrainer writes) it never does.
-        missing = [b for b, char in enumerate(bytes_to_unicode().values()) if char not in vocab]
-        if missing:
-            raise ValueError(
-                f"model.byte_fallback: unsupported here: the byte-level character of byte "
-                f"0x{missing[0]:02X} is not in model.vocab, so tokenizers would fall back to "
-                "<0x..> tokens, which bytepair does not do for a byte-level model"
-            )
     unk = model.get("unk_token")
     if unk is not None and (not isinstance(unk, str) or unk not in vocab):
         raise ValueError(f"model.unk_token: {unk!r} is not in model.vocab")

@@ -354,6 +354,7 @@ def build_hf_encoding(c: HfComponents) -> HfEncoding:
             merges_data=c.merges_data,
             ignore_merges=bool(options.get("ignore_merges")),
             unknown=unknown,
+            byte_fallback=bool(options.get("byte_fallback")),
         )
     except ValueError as err:
         raise ValueError(f"{source}: {err}") from None

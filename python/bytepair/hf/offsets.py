@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bytepair import _core
+from bytepair.bytes_unicode import bytes_to_unicode
 from bytepair.formats.hf_alignment import AlignedNormalizer, aligned_normalizer_of
 from bytepair.hf.pipeline import HfPipeline
 from bytepair.offsets import Aligned, Piece, identity, is_rust_whitespace, token_spans
@@ -51,6 +52,16 @@ def _spaces(chars: Iterable[str]) -> int:
     return n
 
 
+BYTES_TO_UNICODE = bytes_to_unicode()
+
+
+def _fallback_ids(core: _core.PairEncoder, char: str) -> tuple[int, ...] | None:
+    try:
+        return tuple(core.encode_single_token(f"<0x{x:02X}>".encode()) for x in char.encode())
+    except KeyError:
+        return None
+
+
 @dataclass
 class _Trim:
     add_prefix_space: bool
@@ -72,8 +83,16 @@ class HfOffsets:
         self.insertable = b" " if prefix_space else b""
         # Without an unknown token, tokenizers leaves out the bytes it has no token for.
         # With one, the unknown token reads what the model has no token for.
-        unk = (config.get("model_options") or {}).get("unk_token")
+        options = config.get("model_options") or {}
+        unk = options.get("unk_token")
         have = {data[0] for data in core.token_byte_values() if len(data) == 1}
+        # byte_fallback: such a byte is the <0xHH> tokens of its byte-level character's UTF-8.
+        self.fallback: dict[int, list[tuple[tuple[int, ...], int]]] = {}
+        for b in set(range(256)) - have if options.get("byte_fallback") else ():
+            seq = _fallback_ids(core, BYTES_TO_UNICODE[b])
+            if seq is not None:
+                self.fallback.setdefault(seq[0], []).append((seq, b))
+                have.add(b)
         self.dropped = frozenset(() if isinstance(unk, str) else set(range(256)) - have)
         self.trim: _Trim | None = None
         for p in _processors(config.get("post_processor")):
@@ -91,13 +110,22 @@ class HfOffsets:
             self.added[t.id] = Piece(content.encode("utf-8"), t.lstrip, t.rstrip)
             self.added_text.add(t.id)
 
-    def _pieces(self, ids: list[int]) -> list[Piece]:
-        added, data = self.added, self.core.decode_tokens_bytes(ids)
-        return [added.get(i) or Piece(b) for i, b in zip(ids, data, strict=True)]
-
     def _spans(self, aligned: Aligned, ids: list[int]) -> list[Span]:
-        pieces = self._pieces(ids)
-        return token_spans(aligned, pieces, insertable=self.insertable, dropped=self.dropped)
+        # The fallback tokens of one byte read that byte together: each spans its character.
+        added, data = self.added, self.core.decode_tokens_bytes(ids)
+        pieces: list[Piece] = []
+        owner: list[int] = []
+        i = 0
+        while i < len(ids):
+            seq, b = next(
+                (f for f in self.fallback.get(ids[i], ()) if tuple(ids[i : i + len(f[0])]) == f[0]),
+                ((ids[i],), -1),
+            )
+            pieces.append(Piece(bytes([b])) if b >= 0 else added.get(ids[i]) or Piece(data[i]))
+            owner.extend([len(pieces) - 1] * len(seq))
+            i += len(seq)
+        spans = token_spans(aligned, pieces, insertable=self.insertable, dropped=self.dropped)
+        return [spans[k] for k in owner]
 
     def encode(
         self,
