@@ -325,3 +325,9 @@ def test_cli_drops_padding_and_truncation_only_when_told() -> None:
     assert result.exit_code == 0, result.output
     enc = bytepair.Encoding.from_file(path, ignore_settings=("padding", "truncation"))
     assert result.stdout.split()[0] == str(enc.count("word " * 300)) != "192"
+    # Not for a file without such settings; without the flag such a file reads as before.
+    tiktoken_file = str(shared_path("vocab", "r50k_base", "r50k_base.tiktoken"))
+    line = one_line_error(run("count", "-t", tiktoken_file, "--ignore-setting", "padding", "hi"))
+    assert "ignore_settings applies to a tokenizer.json" in line
+    result = run("count", "-t", tiktoken_file, "hello world")
+    assert result.exit_code == 0 and result.stdout.split()[0] == "2", result.output

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import pickle
 import random
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import tiktoken.model
 
 import bytepair
 from bytepair import load as bp_load
+from bytepair.patterns import GPT2
 
 from anchors import ours, tiktoken_encoding
 from conftest import shared_path
@@ -170,3 +172,23 @@ def test_data_gym_to_mergeable_bpe_ranks_equals_tiktoken() -> None:
     encoder = str(shared_path("vocab", "gpt2", "encoder.json"))
     want = tiktoken.load.data_gym_to_mergeable_bpe_ranks(merges, encoder)
     assert bp_load.data_gym_to_mergeable_bpe_ranks(merges, encoder) == want
+
+
+def test_whispers_vocabulary_with_its_empty_token_encodes_as_tiktoken() -> None:
+    # Whisper's multilingual.tiktoken ends with "= 50256", an empty token; whisper builds its
+    # tiktoken Encoding from these ranks (GPT-2's pattern, <|endoftext|> after them).
+    path = shared_path("vocab", "whisper-multilingual", "multilingual.tiktoken")
+    ranks = tiktoken.load.load_tiktoken_bpe(str(path))
+    assert ranks[b""] == 50256
+    specials = {"<|endoftext|>": 50257, "<|startoftranscript|>": 50258}
+    theirs = tiktoken.Encoding("w", pat_str=GPT2, mergeable_ranks=ranks, special_tokens=specials)
+    mine = bytepair.Encoding("w", pat_str=GPT2, mergeable_ranks=ranks, special_tokens=specials)
+    loaded = bytepair.Encoding.from_file(path, pat_str=GPT2, special_tokens=specials)
+    text = "Hello, 世界! こんにちは <|endoftext|> Ça va? 🎵" * 3
+    for enc in (mine, loaded):
+        assert enc.encode(text, allowed_special="all") == theirs.encode(text, allowed_special="all")
+        assert enc.n_vocab == theirs.n_vocab
+        assert enc.decode_single_token_bytes(50256) == b""
+        assert enc.decode([50256, 15947]) == theirs.decode([50256, 15947])
+    again = pickle.loads(pickle.dumps(loaded))
+    assert again.encode(text, disallowed_special=()) == mine.encode(text, disallowed_special=())

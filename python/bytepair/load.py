@@ -93,8 +93,7 @@ def load_tiktoken_bpe(tiktoken_bpe_file: str, expected_hash: str | None = None) 
         return _core.parse_tiktoken(data)
     except ValueError as e:
         if "://" not in blobpath:
-            # The Python reader also takes what the compiled one refuses (Whisper's "=" for an
-            # empty token) and words the errors with the line.
+            # The Python reader words the errors with the line.
             return reference_load.load_tiktoken_bpe(blobpath)
         raise ValueError(f"{blobpath}: {e}") from None
 

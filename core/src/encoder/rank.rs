@@ -53,6 +53,7 @@ impl RankEncoder {
         pretokenizer: Pretokenizer,
     ) -> Result<Self, Error> {
         let ranks = ranks.into_iter();
+        let mut empty: Option<Rank> = None;
         let mut map = RankMap::with_capacity_and_hasher(ranks.size_hint().0, Default::default());
         for (token, rank) in ranks {
             if rank >= MAX_ID {
@@ -62,9 +63,14 @@ impl RankEncoder {
                 )));
             }
             if token.is_empty() {
-                return Err(Error::InvalidVocabulary(format!(
-                    "rank {rank} has an empty token"
-                )));
+                // tiktoken takes an empty token (Whisper's vocabularies have one): it is never
+                // a piece's result, and its id decodes to nothing.
+                if let Some(first) = empty.replace(rank) {
+                    return Err(Error::InvalidVocabulary(format!(
+                        "the empty token has two ranks: {first} and {rank}"
+                    )));
+                }
+                continue;
             }
             // The token moves into the map: a vocabulary is many small allocations, and copying
             // each would be a visible part of the construction time.
@@ -109,6 +115,7 @@ impl RankEncoder {
         let mut by_id: Vec<(Rank, bool, &[u8])> = map
             .iter()
             .map(|(token, &rank)| (rank, false, token.as_slice()))
+            .chain(empty.map(|rank| (rank, false, &b""[..])))
             .chain(
                 specials
                     .iter()
@@ -146,8 +153,12 @@ impl RankEncoder {
         )?;
         drop(by_id);
         let special_map = specials.into_iter().collect();
+        let table = MergeTable::new(&map, &byte_ranks);
+        if let Some(rank) = empty {
+            map.insert(Vec::new(), rank); // for mergeable_ranks and encode_single_token
+        }
         Ok(Self {
-            table: MergeTable::new(&map, &byte_ranks),
+            table,
             owner: piece_cache::new_owner(),
             tokens: Tokens {
                 ranks: map,

@@ -33,6 +33,35 @@ fn encodes_and_decodes() {
     assert_eq!(enc.decode_bytes(&[999]), Err(Error::UnknownId(999)));
 }
 
+/// tiktoken takes an empty token (Whisper's vocabularies end with one, written "="): its rank
+/// decodes to nothing and no text encodes to it; a second one is an error.
+#[test]
+fn an_empty_token_decodes_to_nothing_and_is_never_produced() {
+    let mut ranks: Vec<(Vec<u8>, Rank)> = (0..=255u8).map(|b| (vec![b], u32::from(b))).collect();
+    ranks.push((b"ab".to_vec(), 256));
+    ranks.push((Vec::new(), 257));
+    let enc = RankEncoder::new(ranks.clone(), [], patterns::GPT2).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        enc.encode_ordinary("ab a").unwrap_or_default(),
+        vec![256, 32, 97]
+    );
+    assert_eq!(enc.decode_bytes(&[256, 257, 97]), Ok(b"aba".to_vec()));
+    assert_eq!(enc.ranks().get(&b""[..]), Some(&257));
+    let file = crate::formats::tiktoken::write(&ranks);
+    let parsed = crate::formats::tiktoken::parse(&file).unwrap_or_default();
+    assert!(parsed.contains(&(Vec::new(), 257)));
+    let equals = crate::formats::tiktoken::parse(b"YQ== 0\n= 1\n").unwrap_or_default();
+    assert_eq!(equals, vec![(b"a".to_vec(), 0), (Vec::new(), 1)]);
+    ranks.push((Vec::new(), 258));
+    let Err(Error::InvalidVocabulary(msg)) = RankEncoder::new(ranks, [], patterns::GPT2) else {
+        panic!("two empty tokens accepted");
+    };
+    assert!(
+        msg.contains("the empty token has two ranks: 257 and 258"),
+        "{msg}"
+    );
+}
+
 #[test]
 fn specials_only_when_allowed() {
     let enc = tiny();

@@ -26,9 +26,15 @@ pub fn parse(data: &[u8]) -> Result<Vec<(Vec<u8>, Rank)>, Error> {
             .position(|&b| b == b' ')
             .ok_or_else(|| bad("no space"))?;
         let (token_b64, rank_text) = (&line[..space], &line[space + 1..]);
-        let token = STANDARD
-            .decode(token_b64)
-            .map_err(|e| bad(&format!("bad base64: {e}")))?;
+        // Whisper's files write the empty token as "=", which Python's base64 (tiktoken's
+        // reader) decodes to nothing.
+        let token = if token_b64 == b"=" {
+            Vec::new()
+        } else {
+            STANDARD
+                .decode(token_b64)
+                .map_err(|e| bad(&format!("bad base64: {e}")))?
+        };
         let rank = std::str::from_utf8(rank_text)
             .ok()
             .and_then(|s| s.trim().parse::<Rank>().ok())

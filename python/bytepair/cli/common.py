@@ -228,12 +228,14 @@ def load_tokenizer_file(path: str, pattern: str | None = None) -> Encoding:
     """
     if not os.path.exists(path):
         fail(f"{path}: no such tokenizer file")
+    ignored = _ignored_settings()
+    options: dict[str, Any] = {"ignore_settings": ignored} if ignored else {}
     try:
         return Encoding.from_file(
-            path,
-            pat_str=None if pattern is None else resolve_pattern(pattern),
-            ignore_settings=_ignored_settings(),
+            path, pat_str=None if pattern is None else resolve_pattern(pattern), **options
         )
+    except TypeError as e:
+        fail(f"{e} (--ignore-setting is for a tokenizer.json)")
     except UnappliedSetting as e:
         fail(f"{e.where}; pass --ignore-setting {e.key} to read the file without it ({e.without})")
     except ValueError as e:

@@ -101,6 +101,8 @@ def load(
     found = detect(path)
     if found.kind in ("tokenizer-json", "sentencepiece-json"):
         ignore_settings = options.pop("ignore_settings", ())
+    elif "ignore_settings" in options:
+        raise TypeError(f"{path}: ignore_settings applies to a tokenizer.json, not to this file")
     if options and found.kind != "hf-files":
         raise TypeError(f"{path}: options {sorted(options)} apply to vocab.json + merges.txt only")
     holds = _HOLDS_ITS_OWN.get(found.kind)
