@@ -98,3 +98,27 @@ def hf_tokenizer(path: Path):  # type: ignore[no-untyped-def]
     tk.no_padding()
     tk.no_truncation()
     return tk
+
+
+def qwen2_tokenizer():  # type: ignore[no-untyped-def]
+    """``tokenizers``' reading of Qwen2's ``vocab.json`` + ``merges.txt`` with Qwen2's own
+    pipeline (NFC, its pattern, ByteLevel without a regex), which the pair of files lacks."""
+    import tokenizers
+    from tokenizers import decoders, models, normalizers
+    from tokenizers import pre_tokenizers as pt
+
+    from bytepair import patterns
+
+    folder = shared_path("vocab", "qwen2")
+    tk = tokenizers.Tokenizer(
+        models.BPE.from_file(str(folder / "vocab.json"), str(folder / "merges.txt"))
+    )
+    tk.normalizer = normalizers.NFC()
+    tk.pre_tokenizer = pt.Sequence(
+        [
+            pt.Split(tokenizers.Regex(patterns.QWEN2), "isolated"),
+            pt.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    tk.decoder = decoders.ByteLevel()
+    return tk

@@ -17,11 +17,9 @@ from typing import Any
 import pytest
 import tokenizers
 import transformers
-from formats_support import IGNORED_SETTINGS
-from tokenizers import Regex, decoders, models, normalizers
-from tokenizers import pre_tokenizers as pt
+from formats_support import IGNORED_SETTINGS, qwen2_tokenizer
 
-from bytepair import Encoding, patterns
+from bytepair import Encoding
 from bytepair.chat import JinjaTemplate
 
 from conftest import shared_path
@@ -56,17 +54,19 @@ class Case:
     vocab: str = "gpt2"  # "qwen2" and "smollm": the model's own, from ../shared/vocab
 
 
+LLAMA3_CONTROL = (
+    "<|begin_of_text|>",
+    "<|start_header_id|>",
+    "<|end_header_id|>",
+    "<|eot_id|>",
+    "<|eom_id|>",
+    "<|python_tag|>",
+)
+
 CASES = {
     "llama3.2": Case(
         "meta-llama-Llama-3.2-3B-Instruct.jinja",
-        (
-            "<|begin_of_text|>",
-            "<|start_header_id|>",
-            "<|end_header_id|>",
-            "<|eot_id|>",
-            "<|eom_id|>",
-            "<|python_tag|>",
-        ),
+        LLAMA3_CONTROL,
         "<|begin_of_text|>",
         "<|eot_id|>",
         tools=True,
@@ -74,14 +74,7 @@ CASES = {
     ),
     "llama3.3": Case(
         "meta-llama-Llama-3.3-70B-Instruct.jinja",
-        (
-            "<|begin_of_text|>",
-            "<|start_header_id|>",
-            "<|end_header_id|>",
-            "<|eot_id|>",
-            "<|eom_id|>",
-            "<|python_tag|>",
-        ),
+        LLAMA3_CONTROL,
         "<|begin_of_text|>",
         "<|eot_id|>",
         tools=True,
@@ -190,23 +183,6 @@ def _chats(case: Case, content: str) -> list[list[dict[str, Any]]]:
     return [*chats, _tool_chat(case, content)] if case.tools else chats
 
 
-def _qwen2_tokenizer() -> tokenizers.Tokenizer:
-    # Qwen2's vocab.json + merges.txt with its pipeline (as tests/test_hub.py builds it).
-    folder = shared_path("vocab", "qwen2")
-    tk = tokenizers.Tokenizer(
-        models.BPE.from_file(str(folder / "vocab.json"), str(folder / "merges.txt"))
-    )
-    tk.normalizer = normalizers.NFC()
-    tk.pre_tokenizer = pt.Sequence(
-        [
-            pt.Split(Regex(patterns.QWEN2), "isolated"),
-            pt.ByteLevel(add_prefix_space=False, use_regex=False),
-        ]
-    )
-    tk.decoder = decoders.ByteLevel()
-    return tk
-
-
 @pytest.fixture(scope="module", params=sorted(CASES))
 def pair(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
@@ -222,7 +198,7 @@ def pair(
         enc = Encoding.from_tokenizer_json(smollm_json, ignore_settings=IGNORED_SETTINGS)
     else:
         if case.vocab == "qwen2":
-            tk = _qwen2_tokenizer()
+            tk = qwen2_tokenizer()
         else:
             tk = tokenizers.Tokenizer.from_file(str(shared_path("vocab", "gpt2-hf", "gpt2.json")))
         tk.add_special_tokens(

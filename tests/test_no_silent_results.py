@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 import tokenizers
 from click.testing import CliRunner, Result
-from tokenizers import models, normalizers
-from tokenizers import pre_tokenizers as pt
+from formats_support import qwen2_tokenizer
 
 import bytepair
 from bytepair.cli import cli
@@ -111,21 +110,6 @@ def test_cli_show_and_train_refuse_a_pattern_that_drops_text(tmp_path: Path) -> 
 
 
 # ---- 7. vocab.json + merges.txt do not carry their pre-tokenizer -------------------------
-
-
-def qwen2_tokenizer() -> tokenizers.Tokenizer:
-    folder = shared_path("vocab", "qwen2")
-    tk = tokenizers.Tokenizer(
-        models.BPE.from_file(str(folder / "vocab.json"), str(folder / "merges.txt"))
-    )
-    tk.normalizer = normalizers.NFC()
-    tk.pre_tokenizer = pt.Sequence(
-        [
-            pt.Split(tokenizers.Regex(bytepair.patterns.QWEN2), "isolated"),
-            pt.ByteLevel(add_prefix_space=False, use_regex=False),
-        ]
-    )
-    return tk
 
 
 def test_a_known_vocabulary_brings_its_pre_tokenizer() -> None:
