@@ -18,6 +18,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING, Literal
 
 from bytepair import _core
+from bytepair._whitespace import is_rust_whitespace
 from bytepair.reference.merge import LONG_PIECE, merge_piece, merge_piece_heap
 
 if TYPE_CHECKING:
@@ -25,12 +26,6 @@ if TYPE_CHECKING:
 
 __all__ = ["TiktokenApi"]
 
-# Rust's char::is_whitespace (the Unicode White_Space property), which tiktoken's unstable-token
-# search uses; str.isspace differs (it also takes U+001C..U+001F).
-_WHITE_SPACE = frozenset(
-    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
-    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
-)
 _ALL_SPACE = frozenset(b" \n\t")
 
 
@@ -249,7 +244,7 @@ class TiktokenApi:
         # A split can appear before trailing whitespace once more text follows ("\n\n" + "0").
         if len(unstable) > 1:
             size = _last_char_size(unstable)
-            if size and len(unstable) > size and unstable[-size:].decode() in _WHITE_SPACE:
+            if size and len(unstable) > size and is_rust_whitespace(unstable[-size:].decode()):
                 completions.add(
                     tuple(
                         self._byte_pair_encode(unstable[:-size])

@@ -18,7 +18,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Aligned", "Piece", "identity", "is_rust_whitespace", "token_spans"]
+from bytepair._whitespace import is_rust_whitespace
+
+__all__ = ["Aligned", "Piece", "identity", "token_spans"]
 
 Span = tuple[int, int]
 
@@ -48,16 +50,6 @@ class Piece:
     data: bytes | None
     lstrip: bool = False
     rstrip: bool = False
-
-
-# Rust's char::is_whitespace (the White_Space property), which tokenizers strips with; Python's
-# str.isspace also counts U+001C..U+001F.
-_NOT_RUST_WHITESPACE = frozenset("\x1c\x1d\x1e\x1f")
-
-
-def is_rust_whitespace(c: str) -> bool:
-    """Whether ``c`` is whitespace as Rust's ``char::is_whitespace`` says."""
-    return c.isspace() and c not in _NOT_RUST_WHITESPACE
 
 
 def _char_of_byte(text: str, data: bytes) -> Sequence[int]:

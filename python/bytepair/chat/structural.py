@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
+from bytepair._whitespace import is_rust_whitespace
 from bytepair.chat.jinja import JinjaTemplate, is_jinja, template_parts
 from bytepair.chat.templates import (
     IM_END,
@@ -85,11 +86,6 @@ def _jinja_template(enc: ChatEncoder, template: object, tools: object) -> JinjaT
     return None
 
 
-def _is_space(ch: str) -> bool:
-    # Rust's char::is_whitespace, which tokenizers uses (Python's also counts U+001C..U+001F).
-    return ch.isspace() and ch not in "\x1c\x1d\x1e\x1f"
-
-
 def _strip_beside_tokens(enc: ChatEncoder, parts: list[Part]) -> list[Part]:
     """``parts`` with the whitespace that an ``lstrip``/``rstrip`` added token takes in
     tokenizers removed beside it (it belongs to the token, whoever wrote it)."""
@@ -106,7 +102,7 @@ def _strip_beside_tokens(enc: ChatEncoder, parts: list[Part]) -> list[Part]:
         while left and j >= 0 and isinstance(out[j], str):
             text = str(out[j])
             k = len(text)
-            while k > 0 and _is_space(text[k - 1]):
+            while k > 0 and is_rust_whitespace(text[k - 1]):
                 k -= 1
             out[j] = text[:k]
             if k > 0:
@@ -116,7 +112,7 @@ def _strip_beside_tokens(enc: ChatEncoder, parts: list[Part]) -> list[Part]:
         while right and j < len(out) and isinstance(out[j], str):
             text = str(out[j])
             k = 0
-            while k < len(text) and _is_space(text[k]):
+            while k < len(text) and is_rust_whitespace(text[k]):
                 k += 1
             out[j] = text[k:]
             if k < len(text):

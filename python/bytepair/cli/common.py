@@ -235,6 +235,8 @@ def load_tokenizer_file(path: str, pattern: str | None = None) -> Encoding:
             path, pat_str=None if pattern is None else resolve_pattern(pattern), **options
         )
     except TypeError as e:
+        if not ignored:
+            raise
         fail(f"{e} (--ignore-setting is for a tokenizer.json)")
     except UnappliedSetting as e:
         fail(f"{e.where}; pass --ignore-setting {e.key} to read the file without it ({e.without})")

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from bytepair import _core
+from bytepair._whitespace import is_rust_whitespace
 from bytepair.bytes_unicode import bytes_to_unicode
 from bytepair.formats.hf_alignment import AlignedNormalizer, aligned_normalizer_of
 from bytepair.hf.pipeline import HfPipeline
-from bytepair.offsets import Aligned, Piece, identity, is_rust_whitespace, token_spans
+from bytepair.offsets import Aligned, Piece, identity, token_spans
 
 __all__ = ["HfOffsets"]
 
@@ -62,11 +62,6 @@ def _fallback_ids(core: _core.PairEncoder, char: str) -> tuple[int, ...] | None:
         return None
 
 
-@dataclass
-class _Trim:
-    add_prefix_space: bool
-
-
 class HfOffsets:
     """Offsets for one :class:`HfPipeline` and its core (built once per encoding)."""
 
@@ -94,10 +89,11 @@ class HfOffsets:
                 self.fallback.setdefault(seq[0], []).append((seq, b))
                 have.add(b)
         self.dropped = frozenset(() if isinstance(unk, str) else set(range(256)) - have)
-        self.trim: _Trim | None = None
+        # trim_offsets of the post-processor: None when off, else its add_prefix_space.
+        self.trim: bool | None = None
         for p in _processors(config.get("post_processor")):
             if p.get("type") in ("ByteLevel", "RobertaProcessing") and p.get("trim_offsets", True):
-                self.trim = _Trim(bool(p.get("add_prefix_space", True)))
+                self.trim = bool(p.get("add_prefix_space", True))
         self.added: dict[int, Piece] = {}
         if isinstance(unk, str):
             with contextlib.suppress(KeyError):
@@ -189,7 +185,9 @@ class HfOffsets:
                 end += 1
         return (start, end)
 
-    def _trimmed(self, text: str, ids: list[int], spans: list[Span], trim: _Trim) -> list[Span]:
+    def _trimmed(
+        self, text: str, ids: list[int], spans: list[Span], add_prefix_space: bool
+    ) -> list[Span]:
         # tokenizers' process_offsets: count the spaces (Ġ or whitespace) that open and close
         # each token's string and move the span's ends past them.
         out = []
@@ -202,7 +200,7 @@ class HfOffsets:
                 leading = len(data) - len(data.lstrip(b" "))
                 trailing = len(data) - len(data.rstrip(b" "))
             if leading:
-                if (i == 0 or start == 0) and trim.add_prefix_space and leading == 1:
+                if (i == 0 or start == 0) and add_prefix_space and leading == 1:
                     leading = 0
                 start = min(start + leading, end)
             if trailing and end >= trailing:
