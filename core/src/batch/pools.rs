@@ -14,14 +14,20 @@ static POOLS: Mutex<Vec<KeptPool>> = Mutex::new(Vec::new());
 /// At most this many pool sizes are kept.
 const MAX_KEPT_POOLS: usize = 8;
 
-/// `f` on the kept pools, or None if another thread holds them. Never waits: a lock held by a
-/// thread of the parent when the process forks stays held for ever in the child.
+/// Tries at taking the lock before going without the kept pools.
+const LOCK_TRIES: usize = 200;
+
+/// `f` on the kept pools, or None if another thread keeps holding them. Never blocks: a lock
+/// held by a thread of the parent when the process forks stays held for ever in the child.
 fn with_pools<T>(f: impl FnOnce(&mut Vec<KeptPool>) -> T) -> Option<T> {
-    match POOLS.try_lock() {
-        Ok(mut pools) => Some(f(&mut pools)),
-        Err(TryLockError::Poisoned(p)) => Some(f(&mut p.into_inner())),
-        Err(TryLockError::WouldBlock) => None,
+    for _ in 0..LOCK_TRIES {
+        match POOLS.try_lock() {
+            Ok(mut pools) => return Some(f(&mut pools)),
+            Err(TryLockError::Poisoned(p)) => return Some(f(&mut p.into_inner())),
+            Err(TryLockError::WouldBlock) => std::thread::yield_now(),
+        }
     }
+    None
 }
 
 /// A pool of `num_threads` threads (clamped to 1..=1024): a kept one, or a new one that is kept
@@ -50,10 +56,15 @@ pub fn pool(num_threads: usize) -> Result<Arc<rayon::ThreadPool>, Error> {
         .build()
         .map_err(|e| Error::InvalidArgument(format!("cannot start {n} threads: {e}")))?;
     let p = Arc::new(p);
-    with_pools(|pools| {
-        if pools.len() < MAX_KEPT_POOLS && !pools.iter().any(|(_, size, _)| *size == n) {
+    // Another thread may have kept a pool of this size meanwhile: that one is used.
+    let kept = with_pools(|pools| {
+        if let Some((_, _, q)) = pools.iter().find(|(_, size, _)| *size == n) {
+            return Arc::clone(q);
+        }
+        if pools.len() < MAX_KEPT_POOLS {
             pools.push((pid, n, Arc::clone(&p)));
         }
+        p.clone()
     });
-    Ok(p)
+    Ok(kept.unwrap_or(p))
 }
