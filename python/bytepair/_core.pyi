@@ -202,7 +202,28 @@ class EncodingBase:
         allowed_special: Literal["all"] | Collection[str] = ...,
         disallowed_special: Literal["all"] | Collection[str] = ...,
         add_special_tokens: bool = ...,
-    ) -> list[int]: ...
+    ) -> list[int]:
+        """Encode `text`; special tokens follow tiktoken's rules.
+
+        By default any text that spells a special token raises ``ValueError`` (it may be an
+        injection attempt); allow it with ``allowed_special={...}`` or ``"all"``, or encode it
+        as plain text with ``disallowed_special=()``.
+
+        >>> ranks = {bytes([b]): b for b in range(256)}
+        >>> enc = Encoding("t", pat_str=r".", mergeable_ranks=ranks, special_tokens={"<s>": 256})
+        >>> enc.encode("a<s>", allowed_special={"<s>"})
+        [97, 256]
+        >>> enc.encode("a<s>", disallowed_special=())
+        [97, 60, 115, 62]
+
+        An encoding read from Hugging Face files follows the same rules for its special added
+        tokens (``allowed_special="all"`` gives the ids of ``tokenizers.Tokenizer.encode``); its
+        non-special added tokens are vocabulary, recognised always. Its post-processor adds the
+        model's tokens (``<s>`` ... ``</s>``) unless ``add_special_tokens=False``; this does
+        nothing for tiktoken files, which have no post-processor.
+
+        (The call with default arguments runs compiled; any other goes to ``_encode_general``.)
+        """
     def count(
         self,
         text: str,
@@ -210,8 +231,30 @@ class EncodingBase:
         allowed_special: Literal["all"] | Collection[str] = ...,
         disallowed_special: Literal["all"] | Collection[str] = ...,
         add_special_tokens: bool = ...,
-    ) -> int: ...
-    def encode_ordinary(self, text: str) -> list[int]: ...
+    ) -> int:
+        """The number of tokens :meth:`encode` would return, without building the list.
+
+        >>> enc = Encoding("b", pat_str=r".", mergeable_ranks={bytes([b]): b for b in range(256)},
+        ...                special_tokens={})
+        >>> enc.count("héllo")
+        6
+
+        (The call with default arguments runs compiled; any other goes to ``_count_general``.)
+        """
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encode ``text`` ignoring special tokens (special-looking text is ordinary text).
+
+        >>> ranks = {bytes([b]): b for b in range(256)}
+        >>> enc = Encoding("bytes", pat_str=r".", mergeable_ranks=ranks, special_tokens={})
+        >>> enc.encode_ordinary("hi")
+        [104, 105]
+
+        For an encoding read from Hugging Face files, "ordinary" means what ``tokenizers`` does
+        with ``encode_special_tokens = True`` and ``add_special_tokens=False``: special added
+        tokens are text, non-special added tokens (part of the vocabulary) are still recognised.
+
+        (Runs compiled where the encoder does all of it; otherwise ``_encode_ordinary_general``.)
+        """
 
 @final
 class PieceCounter:

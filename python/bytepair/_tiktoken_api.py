@@ -24,12 +24,18 @@ from bytepair.reference.merge import LONG_PIECE, merge_piece, merge_piece_heap
 if TYPE_CHECKING:
     from bytepair.specials import SpecialTokenRules
 
+    # Type checkers see the compiled encode calls these methods build on; at run time they come
+    # from the class this is mixed into (and the API reference documents them there).
+    _CompiledCalls = _core.EncodingBase
+else:
+    _CompiledCalls = object
+
 __all__ = ["TiktokenApi"]
 
 _ALL_SPACE = frozenset(b" \n\t")
 
 
-class TiktokenApi:
+class TiktokenApi(_CompiledCalls):
     """The tiktoken methods beyond encode and decode; mixed into :class:`bytepair.Encoding`."""
 
     _follows_tiktoken_rules = True
@@ -42,17 +48,6 @@ class TiktokenApi:
 
         @property
         def _mergeable_ranks(self) -> dict[bytes, int]: ...
-
-        def encode_ordinary(self, text: str) -> list[int]: ...
-
-        def encode(
-            self,
-            text: str,
-            *,
-            allowed_special: Literal["all"] | Collection[str] = ...,
-            disallowed_special: Literal["all"] | Collection[str] = ...,
-            add_special_tokens: bool = True,
-        ) -> list[int]: ...
 
     def _check_rank_rule(self, method: str) -> None:
         if not self._follows_tiktoken_rules:

@@ -83,8 +83,9 @@ class Encoding(Decoding, TiktokenApi, ChatApi, OffsetsApi, _core.EncodingBase):
                                  special_tokens={"<s>": 256})
     """
 
-    #: The settings of the Hub repository the encoding came from (:meth:`from_pretrained`).
     tokenizer_config: TokenizerConfig | None = None
+    """The settings of the Hub repository the encoding came from (:meth:`from_pretrained`), or
+    None."""
 
     def __init__(
         self,
