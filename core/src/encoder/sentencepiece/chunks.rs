@@ -8,7 +8,10 @@
 //! - the whitespace rule: no piece has another character before the whitespace character (cut
 //!   before each one that follows another character), or none after it (cut after);
 //! - the pair rule, for ASCII and the whitespace character: a table of the pairs some piece
-//!   contains; a cut goes between any two characters that no piece has side by side.
+//!   contains; a cut goes between any two characters that no piece has side by side. Any other
+//!   character that no piece of two or more characters contains is cut off on both sides (most
+//!   letters of the scripts a vocabulary hardly covers, which would otherwise make a sentence
+//!   one long chunk of failed lookups).
 
 use super::SentencePieceEncoder;
 use super::merge::char_len;
@@ -29,6 +32,27 @@ pub(super) enum Cut {
 const SPACE: usize = 128;
 const OTHER: usize = 129;
 const CLASSES: usize = 129;
+/// A character outside the table that no string of two or more characters contains.
+const LONE: usize = 130;
+/// Characters from this code point on are never taken for lone (the bit set stops here).
+const LONE_LIMIT: usize = 0x3_0000;
+
+/// What the pair rule cuts by.
+#[derive(Debug, Clone)]
+pub(super) struct PairRule {
+    /// `[a * CLASSES + b]`: some string has classes `a` and `b` side by side.
+    pairs: Box<[bool]>,
+    /// Bit `c`: character `c` (not ASCII, below `LONE_LIMIT`) is in a string of two or more.
+    joins: Box<[u64]>,
+}
+
+impl PairRule {
+    #[inline(always)]
+    pub(super) fn is_lone(&self, c: char) -> bool {
+        let c = c as usize;
+        c < LONE_LIMIT && self.joins[c / 64] & (1 << (c % 64)) == 0
+    }
+}
 
 fn class(c: char, space: char) -> usize {
     if c == space {
@@ -40,13 +64,19 @@ fn class(c: char, space: char) -> usize {
     }
 }
 
-/// Which adjacent classes some string of `strings` has side by side (`[a * CLASSES + b]`), and
-/// whether some has another character before `space` / `space` before another character.
+/// The pair rule of `strings` (what merges can make), and whether some string has another
+/// character before `space` / `space` before another character.
 pub(super) fn adjacent_pairs<S: AsRef<str>>(
     strings: impl Iterator<Item = S>,
     space: char,
-) -> (Box<[bool]>, bool, bool) {
-    let mut table = vec![false; CLASSES * CLASSES].into_boxed_slice();
+) -> (PairRule, bool, bool) {
+    let mut pairs = vec![false; CLASSES * CLASSES].into_boxed_slice();
+    let mut joins = vec![0u64; LONE_LIMIT / 64].into_boxed_slice();
+    let mut mark = |c: char| {
+        if (c as usize) < LONE_LIMIT {
+            joins[c as usize / 64] |= 1 << (c as usize % 64);
+        }
+    };
     let (mut before, mut after) = (false, false);
     for s in strings {
         let mut prev: Option<char> = None;
@@ -56,19 +86,21 @@ pub(super) fn adjacent_pairs<S: AsRef<str>>(
                 after |= p == space && c != space;
                 let (a, b) = (class(p, space), class(c, space));
                 if a < OTHER && b < OTHER {
-                    table[a * CLASSES + b] = true;
+                    pairs[a * CLASSES + b] = true;
                 }
+                mark(p);
+                mark(c);
             }
             prev = Some(c);
         }
     }
-    (table, before, after)
+    (PairRule { pairs, joins }, before, after)
 }
 
 impl SentencePieceEncoder {
     /// Call `f` on each chunk of `norm`, in order.
     pub(super) fn for_each_chunk(&self, norm: &str, mut f: impl FnMut(&str)) {
-        let joinable = self.joinable.as_deref();
+        let joinable = self.joinable.as_ref();
         if self.cut == Cut::Nowhere && joinable.is_none() {
             f(norm);
             return;
@@ -86,7 +118,11 @@ impl SentencePieceEncoder {
             } else if b < 0x80 {
                 (usize::from(b), 1)
             } else {
-                (OTHER, char_len(b))
+                let len = char_len(b);
+                let lone = joinable.is_some_and(|rule| {
+                    norm[at..].chars().next().is_some_and(|ch| rule.is_lone(ch))
+                });
+                (if lone { LONE } else { OTHER }, len)
             };
             if at > start {
                 let by_space = match self.cut {
@@ -95,8 +131,11 @@ impl SentencePieceEncoder {
                     Cut::AfterSpace => prev == SPACE && c != SPACE,
                     Cut::EverySpace => c == SPACE,
                 };
-                let by_pair =
-                    prev < OTHER && c < OTHER && joinable.is_some_and(|t| !t[prev * CLASSES + c]);
+                let by_pair = prev == LONE
+                    || c == LONE
+                    || prev < OTHER
+                        && c < OTHER
+                        && joinable.is_some_and(|rule| !rule.pairs[prev * CLASSES + c]);
                 if by_space || by_pair {
                     f(&norm[start..at]);
                     start = at;

@@ -185,7 +185,7 @@ pub struct SentencePieceEncoder {
     cut_char: char,
     /// Where the whitespace rule cuts, and the pair rule's table (see `chunks.rs`).
     cut: Cut,
-    joinable: Option<Box<[bool]>>,
+    joinable: Option<chunks::PairRule>,
     /// Whether chunks may be cached (not when UNUSED pieces make results depend on the whole
     /// text).
     cacheable: bool,

@@ -230,8 +230,17 @@ fn cutting_and_caching_change_nothing() {
         (",", -9.0, N),
         ("b,", -0.3, N),
         ("_,", -0.4, N),
+        // Letters beyond ASCII: "é" joins, "ü" and "ß" are lone, "ж" is no piece at all.
+        ("é", -9.0, N),
+        ("ü", -9.0, N),
+        ("ß", -9.0, N),
+        ("éa", -0.6, N),
+        ("_é", -0.8, N),
     ]);
     let texts = [
+        "éa üü ßéa aéüb",
+        "жж ж éж üжü",
+        "aüéa,ß béé",
         "ab ba  abc cc   a",
         "   ",
         "a",
@@ -242,7 +251,11 @@ fn cutting_and_caching_change_nothing() {
     ];
     let by_score = build(spec(&v));
     assert_eq!(by_score.cut, Cut::BeforeSpace);
-    assert!(by_score.joinable.is_some());
+    let rule = by_score
+        .joinable
+        .as_ref()
+        .unwrap_or_else(|| panic!("no pair rule"));
+    assert!(!rule.is_lone('é') && rule.is_lone('ü') && rule.is_lone('ж'));
     let by_rank = build(hf_spec());
     assert_eq!(by_rank.cut, Cut::BeforeSpace);
     // Longer than the flat merge takes: uncut, these go through the heap.
