@@ -1,23 +1,21 @@
 //! Merging one chunk of normalized text into ids, by either rule.
 //!
 //! Both join over a doubly linked list of symbols: short chunks by scanning each symbol's best
-//! join, long ones with a priority queue (the first candidates sorted, later ones in a heap),
-//! `O(n log n)` on any chunk:
+//! join, long ones with a priority queue (`queue.rs`), `O(n log n)` on any chunk:
 //! - by score (`bpe_model.cc`): symbols are user-defined pieces (frozen) or single characters;
 //!   the adjacent pair whose concatenation is the piece of highest score joins first, the
-//!   leftmost on ties; stale heap entries are recognised by their size, as there; UNUSED
+//!   leftmost on ties; stale candidates are recognised by their size, as there; UNUSED
 //!   pieces are split back into the two parts they were last made from;
 //! - by merge rank (`tokenizers`' `Word::merge_all`): symbols are ids (characters, byte
 //!   fallback tokens, the unknown token); the pair of lowest merge rank joins first, the leftmost
 //!   on ties; an entry is stale when its pair no longer makes the same token.
 
 use std::cell::RefCell;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 use rustc_hash::FxHashMap;
 
 use super::SentencePieceEncoder;
+use super::queue::CandidateQueue;
 use crate::Rank;
 
 pub(super) const NONE: u32 = u32::MAX;
@@ -35,41 +33,20 @@ struct Symbol {
     frozen: bool,
 }
 
-/// A candidate join: `(priority << 32 | left symbol, size, new id)`, smallest first.
-type Candidate = Reverse<(u64, u32, Rank)>;
-
 /// The buffers of one merge, kept by each thread between chunks.
 #[derive(Default)]
 pub(super) struct MergeScratch {
     symbols: Vec<Symbol>,
-    heap: BinaryHeap<Candidate>,
+    /// The long chunks' candidate joins: `(priority << 32 | left symbol, size, new id)`.
+    queue: CandidateQueue,
     /// UNUSED piece id -> the (start, len) of the two parts that last made it.
     rev: FxHashMap<Rank, [(u32, u32); 2]>,
     stack: Vec<(u32, u32)>,
     /// By symbol: its best join with its right neighbour (the flat merge of short chunks).
     flat: Vec<(u64, u32, Rank)>,
-    /// The heap merge's first candidates, sorted.
-    initial: Vec<(u64, u32, Rank)>,
 }
 
-/// The smallest candidate of `initial[*next..]` (sorted) and `heap`: one priority queue whose
-/// first, large part is read in order rather than sifted through a heap.
-fn pop_next(
-    initial: &[(u64, u32, Rank)],
-    next: &mut usize,
-    heap: &mut BinaryHeap<Candidate>,
-) -> Option<(u64, u32, Rank)> {
-    match (initial.get(*next), heap.peek()) {
-        (Some(a), Some(Reverse(b))) if b.0 < a.0 => heap.pop().map(|c| c.0),
-        (Some(&a), _) => {
-            *next += 1;
-            Some(a)
-        }
-        (None, _) => heap.pop().map(|c| c.0),
-    }
-}
-
-/// Chunks of at most this many symbols merge by scanning, not with the heap.
+/// Chunks of at most this many symbols merge by scanning, not with the queue.
 const FLAT_MAX: usize = 24;
 
 thread_local! {
@@ -137,7 +114,6 @@ impl SentencePieceEncoder {
         let bytes = chunk.as_bytes();
         let Some(rules) = &self.score else { return };
         s.symbols.clear();
-        s.heap.clear();
         s.rev.clear();
         let push_chars = |symbols: &mut Vec<Symbol>, from: usize, to: usize| {
             let mut at = from;
@@ -163,11 +139,10 @@ impl SentencePieceEncoder {
 
         let MergeScratch {
             symbols,
-            heap,
+            queue,
             rev,
             stack,
             flat,
-            initial,
         } = s;
         // The join of `left` and `right` if it is a piece: (priority, size, id).
         let mut consider = |symbols: &[Symbol], left: u32, right: u32| {
@@ -201,7 +176,7 @@ impl SentencePieceEncoder {
         let n = symbols.len();
         if n <= FLAT_MAX {
             // Few symbols: the best join of each symbol with its right neighbour, scanned for
-            // the best overall; the same joins in the same order as the heap below.
+            // the best overall; the same joins in the same order as the queue below.
             const NO_JOIN: (u64, u32, Rank) = (u64::MAX, 0, 0);
             flat.clear();
             flat.resize(n, NO_JOIN);
@@ -224,13 +199,8 @@ impl SentencePieceEncoder {
                 }
             }
         } else {
-            // The first candidates sorted once, read in order beside a heap of the later ones:
-            // the same order as one heap of all, with the large part read sequentially.
-            initial.clear();
-            initial.extend((1..n as u32).filter_map(|i| consider(symbols, i - 1, i)));
-            initial.sort_unstable_by_key(|c| c.0);
-            let mut next_initial = 0;
-            while let Some((key, size, id)) = pop_next(initial, &mut next_initial, heap) {
+            queue.reset((1..n as u32).filter_map(|i| consider(symbols, i - 1, i)));
+            while let Some((key, size, id)) = queue.pop() {
                 let left = (key & 0xFFFF_FFFF) as usize;
                 let (l, right) = (symbols[left], symbols[left].next);
                 // Stale: either side joined since, as `bpe_model.cc` checks with the sizes
@@ -240,8 +210,8 @@ impl SentencePieceEncoder {
                 }
                 let (before, after) = join(symbols, left, size, id);
                 for (a, b) in [(before, left as u32), (left as u32, after)] {
-                    if let Some((p, size, id)) = consider(symbols, a, b) {
-                        heap.push(Reverse((p, size, id)));
+                    if let Some(candidate) = consider(symbols, a, b) {
+                        queue.push(candidate);
                     }
                 }
             }
@@ -290,7 +260,6 @@ impl SentencePieceEncoder {
         let bytes = chunk.as_bytes();
         let Some(merges) = &self.merges else { return };
         s.symbols.clear();
-        s.heap.clear();
         let symbols = &mut s.symbols;
         // The unknown token waiting to be added, as `tokenizers` keeps it: a run of unknown
         // characters is one token with `fuse_unk`.
@@ -323,15 +292,12 @@ impl SentencePieceEncoder {
         link(symbols);
 
         let pair = |a: Rank, b: Rank| merges.get(&(u64::from(a) << 32 | u64::from(b))).copied();
-        let (heap, initial) = (&mut s.heap, &mut s.initial);
-        initial.clear();
-        initial.extend(symbols.windows(2).enumerate().filter_map(|(i, w)| {
+        let queue = &mut s.queue;
+        queue.reset(symbols.windows(2).enumerate().filter_map(|(i, w)| {
             let (rank, new) = pair(w[0].id, w[1].id)?;
             Some((u64::from(rank) << 32 | i as u64, new, 0))
         }));
-        initial.sort_unstable_by_key(|c| c.0);
-        let mut next_initial = 0;
-        while let Some((key, new, _)) = pop_next(initial, &mut next_initial, heap) {
+        while let Some((key, new, _)) = queue.pop() {
             let pos = (key & 0xFFFF_FFFF) as usize;
             let current = symbols[pos];
             if current.id == NONE || current.next == NONE {
@@ -351,13 +317,13 @@ impl SentencePieceEncoder {
                 let before = symbols[current.prev as usize].id;
                 if let Some((rank, made)) = pair(before, new) {
                     let at = u64::from(current.prev);
-                    heap.push(Reverse((u64::from(rank) << 32 | at, made, 0)));
+                    queue.push((u64::from(rank) << 32 | at, made, 0));
                 }
             }
             if right.next != NONE {
                 let after = symbols[right.next as usize].id;
                 if let Some((rank, made)) = pair(new, after) {
-                    heap.push(Reverse((u64::from(rank) << 32 | pos as u64, made, 0)));
+                    queue.push((u64::from(rank) << 32 | pos as u64, made, 0));
                 }
             }
         }

@@ -21,6 +21,7 @@ mod chunks;
 mod decode;
 mod merge;
 mod normalize;
+mod queue;
 #[cfg(test)]
 mod tests;
 
