@@ -13,7 +13,9 @@ over A's; below 1 means B is faster.
     python benchmarks/ab_builds.py o200k_base english /tmp/a.so python/bytepair/_core*.so
 
 ``--method count_ordinary`` times ``count`` instead of ``encode_ordinary``. Only the compiled
-module changes between the builds; the Python package is the one installed.
+module changes between the builds; the Python package is the one installed. The encodings
+``llama2.model`` and ``llama2.json`` (Llama 2's two files) compare the builds' SentencePiece
+model, with ``sentencepiece`` encoding each slice first.
 
 ``--edge base64_hex_blobs.txt`` compares the builds on the benchmark's worst-case measure
 instead: a file of ``corpus/edge`` and English prose, each encoded in one call (best of two),
@@ -38,6 +40,7 @@ from typing import Any
 
 from bench_encode import (
     CORPUS,
+    SHARED,
     build_tiktoken,
     first_quarter,
     paragraphs,
@@ -47,7 +50,11 @@ from bench_encode import (
     vocab_path,
 )
 
+import bytepair
 from bytepair import registry
+
+# The SentencePiece model's files, by the name the command line gives them.
+SENTENCEPIECE_FILES = {"llama2.model": "tokenizer.model", "llama2.json": "tokenizer.json"}
 
 
 def load_build(path: str) -> ModuleType:
@@ -67,9 +74,37 @@ def rank_encoder(module: ModuleType) -> Any:
     return getattr(module, "RankEncoder", None) or module.CoreEncoding
 
 
+def build_encoders(encoding: str, method: str, builds: list[str]) -> list[Callable[[str], Any]]:
+    """``method`` of each build's encoder of ``encoding``."""
+    if encoding in SENTENCEPIECE_FILES:
+        path = SHARED / "vocab" / "llama2" / SENTENCEPIECE_FILES[encoding]
+        c = bytepair.Encoding.from_file(path)._components  # type: ignore[attr-defined]
+        options = c.encoder_options()
+        return [
+            getattr(load_build(p).SentencePieceEncoder(list(c.pieces), **options), method)
+            for p in builds
+        ]
+    spec = registry.ENCODINGS[encoding]
+    data = vocab_path(encoding).read_bytes()
+    return [
+        getattr(rank_encoder(load_build(p)).from_tiktoken(data, {}, spec.pat_str), method)
+        for p in builds
+    ]
+
+
+def reference(encoding: str) -> Callable[[str], Any]:
+    """The library whose encode runs on each slice first, as the benchmark's other tables."""
+    if encoding in SENTENCEPIECE_FILES:
+        import sentencepiece
+
+        path = SHARED / "vocab" / "llama2" / "tokenizer.model"
+        return sentencepiece.SentencePieceProcessor(model_file=str(path)).encode
+    return build_tiktoken(encoding)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("encoding", choices=["cl100k_base", "o200k_base"])
+    parser.add_argument("encoding", choices=["cl100k_base", "o200k_base", *SENTENCEPIECE_FILES])
     parser.add_argument("text", choices=["english", "code", "multilingual"])
     parser.add_argument("a", help="path of build A's compiled module (.so)")
     parser.add_argument("b", help="path of build B's compiled module (.so)")
@@ -79,24 +114,19 @@ def main() -> None:
     parser.add_argument("--edge", help="a file of corpus/edge: the worst-case measure instead")
     args = parser.parse_args()
 
-    spec = registry.ENCODINGS[args.encoding]
-    data = vocab_path(args.encoding).read_bytes()
-    encode = [
-        getattr(rank_encoder(load_build(p)).from_tiktoken(data, {}, spec.pat_str), args.method)
-        for p in (args.a, args.b)
-    ]
+    encode = build_encoders(args.encoding, args.method, [args.a, args.b])
     if args.edge:
         worst_case(args.encoding, args.edge, encode)
         return
     warm, *runs = slices(paragraphs(args.text), args.slices + 1, int(args.mb * 1e6))
-    tiktoken = build_tiktoken(args.encoding)
+    other = reference(args.encoding)
     for f in encode:
         for d in warm:
             f(d)
     rewarm = first_quarter(warm)
     ratios, totals = [], [0.0, 0.0]
     for i, docs in enumerate(runs):
-        time_calls(tiktoken, docs)
+        time_calls(other, docs)
         seconds = [0.0, 0.0]
         for k in (0, 1) if i % 2 == 0 else (1, 0):
             for d in rewarm:
