@@ -2,6 +2,9 @@
 //! the same words, and a chunk (mostly a word with its leading space) that is not one piece
 //! needs a merge. A direct-mapped table keyed by the chunk's bytes and the encoder that made
 //! the entry; exact, since an entry is used only when the whole key matches.
+//!
+//! Chunks of one character (the scripts a vocabulary hardly covers are cut into them) have a
+//! table of their own keyed by the code point, which costs less than hashing a chunk.
 
 use std::cell::RefCell;
 
@@ -30,13 +33,35 @@ const EMPTY: Entry = Entry {
     ids: [0; MAX_IDS],
 };
 
+const CHAR_SLOTS: usize = 4096;
+/// A character merges into at most this many ids (its UTF-8 bytes).
+const CHAR_IDS: usize = 4;
+
+#[derive(Clone, Copy)]
+struct CharEntry {
+    owner: u32,
+    /// The code point; `u32::MAX` for an empty slot.
+    ch: u32,
+    count: u32,
+    ids: [Rank; CHAR_IDS],
+}
+
+const NO_CHAR: CharEntry = CharEntry {
+    owner: 0,
+    ch: u32::MAX,
+    count: 0,
+    ids: [0; CHAR_IDS],
+};
+
 pub(super) struct ChunkCache {
     entries: Box<[Entry]>,
+    chars: Box<[CharEntry]>,
 }
 
 thread_local! {
     static CACHE: RefCell<ChunkCache> = RefCell::new(ChunkCache {
         entries: vec![EMPTY; SLOTS].into_boxed_slice(),
+        chars: vec![NO_CHAR; CHAR_SLOTS].into_boxed_slice(),
     });
 }
 
@@ -96,6 +121,36 @@ impl ChunkCache {
             entry.len = chunk.len() as u8;
             entry.owner = owner;
             entry.count = ids.len() as u8;
+            entry.ids[..ids.len()].copy_from_slice(ids);
+        }
+    }
+
+    /// Append the ids of the one-character chunk `ch`: from the cache, or from `merge`, as
+    /// [`Self::get_or_merge`].
+    #[inline]
+    pub(super) fn get_or_merge_char(
+        &mut self,
+        owner: u32,
+        ch: char,
+        out: &mut Vec<Rank>,
+        merge: impl FnOnce(&mut Self, &mut Vec<Rank>),
+    ) {
+        let code = ch as u32;
+        let mixed = (u64::from(code) ^ u64::from(owner) << 32).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let slot = (mixed >> (64 - CHAR_SLOTS.trailing_zeros())) as usize;
+        let entry = self.chars[slot];
+        if entry.ch == code && entry.owner == owner {
+            out.extend_from_slice(&entry.ids[..entry.count as usize]);
+            return;
+        }
+        let start = out.len();
+        merge(self, out);
+        let ids = &out[start..];
+        if ids.len() <= CHAR_IDS {
+            let entry = &mut self.chars[slot];
+            entry.owner = owner;
+            entry.ch = code;
+            entry.count = ids.len() as u32;
             entry.ids[..ids.len()].copy_from_slice(ids);
         }
     }

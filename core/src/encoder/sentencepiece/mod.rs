@@ -26,7 +26,7 @@ mod queue;
 mod tests;
 
 use chunks::Cut;
-use merge::{NONE, with_merge_scratch};
+use merge::{NONE, char_len, with_merge_scratch};
 use normalize::Normalizer;
 
 /// A piece's type, sentencepiece's `ModelProto.SentencePiece.Type`.
@@ -287,20 +287,44 @@ impl SentencePieceEncoder {
             }
         }
         if self.cacheable {
-            if let Some(id) = self.lookup_in(bytes, bytes) {
-                if self.whole[id as usize] {
-                    out.push(self.final_id(id));
+            if let Some(cache) = cache {
+                let first = bytes.first().copied().unwrap_or(0);
+                let one_char = first >= 0x80 && bytes.len() == char_len(first);
+                if let Some(ch) = chunk.chars().next().filter(|_| one_char) {
+                    cache.get_or_merge_char(self.owner, ch, out, |cache, out| {
+                        self.encode_cached(chunk, scratch, Some(cache), out)
+                    });
                     return;
                 }
+                return self.encode_cached(chunk, scratch, Some(cache), out);
             }
-            if let Some(cache) = cache.filter(|_| bytes.len() <= cache::MAX_CHUNK) {
-                cache.get_or_merge(self.owner, bytes, out, |out| {
-                    self.merge_chunk(chunk, scratch, out)
-                });
+            return self.encode_cached(chunk, scratch, None, out);
+        }
+        self.merge_chunk(chunk, scratch, out);
+    }
+
+    /// Append the ids of `chunk` of a cacheable model: a whole piece, or a merge through the
+    /// chunk cache.
+    fn encode_cached(
+        &self,
+        chunk: &str,
+        scratch: &mut merge::MergeScratch,
+        cache: Option<&mut cache::ChunkCache>,
+        out: &mut Vec<Rank>,
+    ) {
+        let bytes = chunk.as_bytes();
+        if let Some(id) = self.lookup_in(bytes, bytes) {
+            if self.whole[id as usize] {
+                out.push(self.final_id(id));
                 return;
             }
         }
-        self.merge_chunk(chunk, scratch, out);
+        match cache.filter(|_| bytes.len() <= cache::MAX_CHUNK) {
+            Some(cache) => cache.get_or_merge(self.owner, bytes, out, |out| {
+                self.merge_chunk(chunk, scratch, out)
+            }),
+            None => self.merge_chunk(chunk, scratch, out),
+        }
     }
 
     /// The id a whole-piece chunk encodes to.
