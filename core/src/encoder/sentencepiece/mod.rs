@@ -286,21 +286,19 @@ impl SentencePieceEncoder {
                 return;
             }
         }
-        if self.cacheable {
-            if let Some(cache) = cache {
-                let first = bytes.first().copied().unwrap_or(0);
-                let one_char = first >= 0x80 && bytes.len() == char_len(first);
-                if let Some(ch) = chunk.chars().next().filter(|_| one_char) {
-                    cache.get_or_merge_char(self.owner, ch, out, |cache, out| {
-                        self.encode_cached(chunk, scratch, Some(cache), out)
-                    });
-                    return;
-                }
-                return self.encode_cached(chunk, scratch, Some(cache), out);
-            }
-            return self.encode_cached(chunk, scratch, None, out);
+        if !self.cacheable {
+            return self.merge_chunk(chunk, scratch, out);
         }
-        self.merge_chunk(chunk, scratch, out);
+        let first = bytes.first().copied().unwrap_or(0);
+        let one_char = first >= 0x80 && bytes.len() == char_len(first);
+        match (cache, chunk.chars().next().filter(|_| one_char)) {
+            (Some(cache), Some(ch)) => {
+                cache.get_or_merge_char(self.owner, ch, out, |cache, out| {
+                    self.encode_cached(chunk, scratch, Some(cache), out)
+                })
+            }
+            (cache, _) => self.encode_cached(chunk, scratch, cache, out),
+        }
     }
 
     /// Append the ids of `chunk` of a cacheable model: a whole piece, or a merge through the
