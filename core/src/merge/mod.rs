@@ -24,11 +24,13 @@ pub mod pair;
 mod premerge;
 #[cfg(test)]
 mod tests;
+mod uniform;
 
 use backtrack::Backtracker;
 pub(crate) use flat::{FLAT_MERGE_MAX_LEN, flat_merge};
 pub(crate) use heap::heap_merge;
 pub use premerge::PreMerge;
+use uniform::{UNIFORM_MIN_LEN, merge_uniform};
 
 /// Anything that gives the rank of a byte string (a token of the vocabulary) or `None`.
 pub trait Lookup {
@@ -192,6 +194,13 @@ pub fn merge_piece<L: Lookup>(
     byte_ranks: &[Rank; 256],
     out: &mut Vec<Rank>,
 ) {
+    // A run of one byte: spaces, tabs or newlines of indentation, rules of `=` or `-`.
+    if piece.len() >= UNIFORM_MIN_LEN
+        && piece.iter().all(|&b| b == piece[0])
+        && merge_uniform(piece, ranks, byte_ranks, out)
+    {
+        return;
+    }
     if piece.len() <= FLAT_MERGE_MAX_LEN {
         flat_merge(piece, ranks, byte_ranks, |_, _| {}, |rank| out.push(rank));
     } else if !ranks.merge_long(piece, out) {

@@ -297,3 +297,54 @@ fn long_run_is_not_quadratic() {
     assert_eq!(out.len(), 125_000);
     assert!(out.iter().all(|&r| r == 258));
 }
+
+/// A vocabulary of runs of `a`: `lens` in rank order (after the 256 bytes).
+fn runs_vocab(lens: &[usize]) -> (RankMap, [Rank; 256]) {
+    let tokens: Vec<Vec<u8>> = lens.iter().map(|&l| vec![b'a'; l]).collect();
+    let refs: Vec<&[u8]> = tokens.iter().map(Vec::as_slice).collect();
+    vocab(&refs)
+}
+
+#[test]
+fn runs_of_one_byte_merge_as_one_join_at_a_time() {
+    let mut seed = 7u64;
+    let mut by_runs = 0;
+    let mut declined = 0;
+    for round in 0..300 {
+        // Random sets of run lengths in random rank order: trained-like orders (shorter
+        // first) in half the rounds, any order in the other half.
+        let mut lens: Vec<usize> = (2..=40)
+            .filter(|_| random_text(&mut seed, 1, b"01")[0] == b'1')
+            .collect();
+        if round % 2 == 1 {
+            for i in (1..lens.len()).rev() {
+                let j = usize::from(random_text(&mut seed, 1, b"0123456789")[0] - b'0') % (i + 1);
+                lens.swap(i, j);
+            }
+        }
+        let (ranks, byte_ranks) = runs_vocab(&lens);
+        for len in [16, 17, 31, 64, 65, 129, 300] {
+            let piece = vec![b'a'; len];
+            let expected = naive(&piece, &ranks);
+            let mut got = Vec::new();
+            if uniform::merge_uniform(&piece, &ranks, &byte_ranks, &mut got) {
+                assert_eq!(got, expected, "lens {lens:?}, piece of {len}");
+                by_runs += 1;
+            } else {
+                assert!(got.is_empty());
+                declined += 1;
+            }
+            let mut via_piece = Vec::new();
+            merge_piece(&piece, &ranks, &byte_ranks, &mut via_piece);
+            assert_eq!(
+                via_piece, expected,
+                "merge_piece, lens {lens:?}, piece of {len}"
+            );
+        }
+    }
+    // Both outcomes are exercised: the pass for most vocabularies, the fallback for some.
+    assert!(
+        by_runs > 1000 && declined > 0,
+        "{by_runs} by runs, {declined} declined"
+    );
+}
