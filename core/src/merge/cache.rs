@@ -5,12 +5,17 @@
 //! and the same such words recur constantly in running text. A direct-mapped table of a few
 //! thousand entries, keyed by the piece's bytes and the encoder that produced them, turns those
 //! repeats into one probe. It is exact: an entry is used only when the full key matches.
+//!
+//! Longer pieces that repeat a short unit (indentation, a rule of `-`, alternating whitespace)
+//! are determined by their unit and length, so a second table keyed by those serves them: such
+//! pieces come back again and again in code and markup, and each costs many merges.
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::Rank;
 use crate::bytes::packed::pack16;
+use crate::merge::periodic::period;
 use crate::merge::{MergeTable, merge_piece};
 
 const SLOTS: usize = 4096;
@@ -18,6 +23,11 @@ const SLOTS: usize = 4096;
 const MAX_PIECE: usize = 15;
 /// Pieces that merge into more ids than this are not cached.
 const MAX_IDS: usize = 4;
+/// Repeating pieces up to this many bytes are cached by unit and length (longer ones merge at
+/// a small cost per byte), if they merge into at most [`MAX_REPEATING_IDS`] ids.
+const MAX_REPEATING_PIECE: usize = 512;
+const MAX_REPEATING_IDS: usize = 128;
+const REPEATING_SLOTS: usize = 256;
 
 static NEXT_OWNER: AtomicU32 = AtomicU32::new(1);
 
@@ -42,13 +52,24 @@ const EMPTY: Entry = Entry {
     ids: [0; MAX_IDS],
 };
 
+/// A repeating piece: its unit (packed), its length, and its ids.
+#[derive(Clone, Default)]
+struct RepeatingEntry {
+    unit: u128,
+    len: u32,
+    owner: u32,
+    ids: Vec<Rank>,
+}
+
 pub struct PieceCache {
     entries: Box<[Entry]>,
+    repeating: Box<[RepeatingEntry]>,
 }
 
 thread_local! {
     static CACHE: RefCell<PieceCache> = RefCell::new(PieceCache {
         entries: vec![EMPTY; SLOTS].into_boxed_slice(),
+        repeating: vec![RepeatingEntry::default(); REPEATING_SLOTS].into_boxed_slice(),
     });
 }
 
@@ -79,7 +100,15 @@ impl PieceCache {
         out: &mut Vec<Rank>,
     ) {
         if piece.len() > MAX_PIECE {
-            merge_piece(piece, table, byte_ranks, out);
+            let unit = if piece.len() <= MAX_REPEATING_PIECE {
+                period(piece)
+            } else {
+                None
+            };
+            match unit {
+                Some(unit) => self.merge_repeating(owner, piece, unit, table, byte_ranks, out),
+                None => merge_piece(piece, table, byte_ranks, out),
+            }
             return;
         }
         let key = pack16(piece);
@@ -97,6 +126,50 @@ impl PieceCache {
             entry.len = ids.len() as u8;
             entry.ids[..ids.len()].copy_from_slice(ids);
         }
+    }
+}
+
+impl PieceCache {
+    /// Append the ids of `piece`, which repeats its first `unit` bytes.
+    fn merge_repeating(
+        &mut self,
+        owner: u32,
+        piece: &[u8],
+        unit: usize,
+        table: &MergeTable,
+        byte_ranks: &[Rank; 256],
+        out: &mut Vec<Rank>,
+    ) {
+        let key = pack16(&piece[..unit]);
+        let len = piece.len() as u32;
+        let entry = &mut self.repeating[repeating_slot(key, len, owner)];
+        if entry.owner == owner && entry.key_is(key, len) {
+            out.extend_from_slice(&entry.ids);
+            return;
+        }
+        let start = out.len();
+        merge_piece(piece, table, byte_ranks, out);
+        let ids = &out[start..];
+        if ids.len() <= MAX_REPEATING_IDS {
+            entry.unit = key;
+            entry.len = len;
+            entry.owner = owner;
+            entry.ids.clear();
+            entry.ids.extend_from_slice(ids);
+        }
+    }
+}
+
+/// The slot of a repeating piece with unit `key` (packed) and length `len`.
+#[inline]
+pub(super) fn repeating_slot(key: u128, len: u32, owner: u32) -> usize {
+    slot(key ^ u128::from(len) << 64, owner) % REPEATING_SLOTS
+}
+
+impl RepeatingEntry {
+    #[inline]
+    fn key_is(&self, unit: u128, len: u32) -> bool {
+        self.unit == unit && self.len == len
     }
 }
 

@@ -21,6 +21,7 @@ pub(crate) mod cache;
 mod flat;
 mod heap;
 pub mod pair;
+pub(crate) mod periodic;
 mod premerge;
 #[cfg(test)]
 mod tests;
@@ -29,6 +30,7 @@ mod uniform;
 use backtrack::Backtracker;
 pub(crate) use flat::{FLAT_MERGE_MAX_LEN, flat_merge};
 pub(crate) use heap::heap_merge;
+use periodic::{PERIODIC_MIN_LEN, merge_periodic, period};
 pub use premerge::PreMerge;
 use uniform::{UNIFORM_MIN_LEN, merge_uniform};
 
@@ -198,6 +200,12 @@ pub fn merge_piece<L: Lookup>(
     if piece.len() >= UNIFORM_MIN_LEN
         && piece.iter().all(|&b| b == piece[0])
         && merge_uniform(piece, ranks, byte_ranks, out)
+    {
+        return;
+    }
+    // A short unit repeated: alternating whitespace (` \t`, `\r\n`), a line of `-=`.
+    if piece.len() >= PERIODIC_MIN_LEN
+        && period(piece).is_some_and(|p| merge_periodic(piece, p, ranks, byte_ranks, out))
     {
         return;
     }

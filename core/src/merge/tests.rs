@@ -348,3 +348,107 @@ fn runs_of_one_byte_merge_as_one_join_at_a_time() {
         "{by_runs} by runs, {declined} declined"
     );
 }
+
+#[test]
+fn periodic_pieces_merge_as_one_join_at_a_time() {
+    let mut seed = 11u64;
+    let mut by_passes = 0;
+    let mut declined = 0;
+    for round in 0..400 {
+        // A unit of two to five bytes over a small alphabet, and random tokens made of its
+        // rotations' repetitions, in random rank order.
+        let unit_len = 2 + round % 4;
+        let unit = random_text(&mut seed, unit_len, b"ab\n");
+        let long: Vec<u8> = unit.iter().copied().cycle().take(80).collect();
+        let mut tokens: Vec<Vec<u8>> = Vec::new();
+        for _ in 0..30 {
+            let start = usize::from(random_text(&mut seed, 1, b"0123456789")[0] - b'0') % unit_len;
+            let len = 2 + usize::from(random_text(&mut seed, 1, b"0123456789abcdef")[0]) % 24;
+            let token = long[start..start + len].to_vec();
+            if !tokens.contains(&token) && token.iter().any(|&b| b != token[0]) {
+                tokens.push(token);
+            }
+        }
+        let refs: Vec<&[u8]> = tokens.iter().map(Vec::as_slice).collect();
+        let (ranks, byte_ranks) = vocab(&refs);
+        // Long pieces have many copies of the repeated block; the heap merge (itself tested
+        // against the textbook one) is their reference.
+        for len in [16, 17, 33, 64, 129, 300, 1000, 4097] {
+            let piece: Vec<u8> = unit.iter().copied().cycle().take(len).collect();
+            let Some(p) = periodic::period(&piece) else {
+                continue;
+            };
+            let expected = if len <= 300 {
+                naive(&piece, &ranks)
+            } else {
+                let mut ids = Vec::new();
+                heap_merge(&piece, &ranks, &byte_ranks, |_, _| {}, |r| ids.push(r));
+                ids
+            };
+            let mut got = Vec::new();
+            if periodic::merge_periodic(&piece, p, &ranks, &byte_ranks, &mut got) {
+                assert_eq!(got, expected, "tokens {tokens:?}, piece {piece:?}");
+                by_passes += 1;
+            } else {
+                assert!(got.is_empty());
+                declined += 1;
+            }
+            let mut via_piece = Vec::new();
+            merge_piece(&piece, &ranks, &byte_ranks, &mut via_piece);
+            assert_eq!(via_piece, expected, "merge_piece, piece {piece:?}");
+        }
+    }
+    assert!(
+        by_passes > 1000 && declined > 0,
+        "{by_passes} by passes, {declined} declined"
+    );
+}
+
+#[test]
+fn periods_are_the_shortest_units() {
+    assert_eq!(periodic::period(b" \t \t \t \t"), Some(2));
+    assert_eq!(periodic::period(b"\r\n\r\n\r\n\r"), Some(2));
+    assert_eq!(periodic::period(b"ab\nab\nab\nab"), Some(3));
+    assert_eq!(periodic::period(b"aaaaaaaa"), Some(2));
+    assert_eq!(periodic::period(b"abcabcabd"), None);
+    assert_eq!(periodic::period(b"abcdefghiabcdefghi"), None);
+}
+
+#[test]
+fn repeating_pieces_are_cached_per_encoder() {
+    // Two vocabularies that merge the same repeating pieces differently, used in turn on one
+    // thread: each gets its own ids, from the merge the first time and the cache after.
+    let (first, first_bytes) = vocab(&[b" \t", b" \t \t", b"\r\n"]);
+    let (second, second_bytes) = vocab(&[b"\t ", b"\t \t ", b"\r\n\r\n"]);
+    let tables = [
+        (MergeTable::new(&first, &first_bytes), first_bytes),
+        (MergeTable::new(&second, &second_bytes), second_bytes),
+    ];
+    for len in [16, 17, 40, 511, 512, 513] {
+        for unit in [&b" \t"[..], b"\r\n", b"\t \n"] {
+            // Two owners whose entries for this piece share a slot.
+            let key = crate::bytes::packed::pack16(unit);
+            let first_owner = cache::new_owner();
+            let slot = cache::repeating_slot(key, len as u32, first_owner);
+            let second_owner = std::iter::repeat_with(cache::new_owner)
+                .find(|&o| cache::repeating_slot(key, len as u32, o) == slot)
+                .unwrap_or_default();
+            let owners = [first_owner, second_owner];
+            let piece: Vec<u8> = unit.iter().copied().cycle().take(len).collect();
+            for _ in 0..2 {
+                for ((table, byte_ranks), &owner) in tables.iter().zip(&owners) {
+                    let mut expected = Vec::new();
+                    heap_merge(&piece, table, byte_ranks, |_, _| {}, |r| expected.push(r));
+                    let mut got = Vec::new();
+                    cache::with_cache(|mut c| {
+                        assert!(c.is_some());
+                        cache::encode_cached(
+                            &mut c, owner, &piece, &piece, table, byte_ranks, &mut got,
+                        );
+                    });
+                    assert_eq!(got, expected, "{unit:?} x {len}");
+                }
+            }
+        }
+    }
+}
