@@ -268,13 +268,12 @@ fn merge_in<L: Lookup>(
 fn emit<L: Lookup>(parts: &Parts, ranks: &mut PartRanks<'_, L>, out: &mut Vec<Rank>) {
     out.reserve(parts.len());
     out.extend(parts.prefix.iter().map(|&p| ranks.of(p)));
-    let start = out.len();
-    out.extend(parts.block.iter().map(|&p| ranks.of(p)));
-    for _ in 1..parts.count {
-        out.extend_from_within(start..start + parts.block.len());
-    }
-    if parts.count == 0 {
-        out.truncate(start);
+    if parts.count > 0 {
+        let start = out.len();
+        out.extend(parts.block.iter().map(|&p| ranks.of(p)));
+        for _ in 1..parts.count {
+            out.extend_from_within(start..start + parts.block.len());
+        }
     }
     out.extend(parts.suffix.iter().map(|&p| ranks.of(p)));
 }
