@@ -102,27 +102,33 @@ pub fn merge_list(
     }
 }
 
+/// The options of a Hugging Face BPE model.
+#[derive(Clone, Copy)]
+pub struct PairOptions {
+    pub ignore_merges: bool,
+    /// The unknown token's id and whether runs of it fuse.
+    pub unknown: Option<(Rank, bool)>,
+    pub byte_fallback: bool,
+}
+
 /// A pair-merge encoder from a Hugging Face model description.
-#[allow(clippy::too_many_arguments)]
 pub fn pair_encoder(
-    vocab: Vec<(String, Rank)>,
-    merges: MergeList,
-    ignore_merges: bool,
-    unknown: Option<(Rank, bool)>,
-    byte_fallback: bool,
+    vocab: &[(String, Rank)],
+    merges: &MergeList,
+    options: PairOptions,
     added: Vec<AddedToken>,
     pipeline: Pipeline,
 ) -> Result<PairEncoder, Error> {
-    let missing = match unknown {
+    let missing = match options.unknown {
         Some((id, fuse)) => MissingByte::Unknown { id, fuse },
         None => MissingByte::Drop,
     };
     bytepair_core::build::pair_encoder(
-        &vocab,
-        &merges,
-        ignore_merges,
+        vocab,
+        merges,
+        options.ignore_merges,
         missing,
-        byte_fallback,
+        options.byte_fallback,
         added,
         pipeline,
     )

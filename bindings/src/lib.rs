@@ -4,7 +4,7 @@
 //!
 //! - `encoder.rs`: `Encoder`, the base class of the compiled encoders, one per tokenizer model
 //!   (`rank_encoder.rs`: tiktoken's ranks; `pair_encoder.rs`: Hugging Face pair merges, with
-//!   `added_token.rs`; `sentencepiece_encoder.rs`: SentencePiece's BPE), built on `model.rs`;
+//!   `added_token.rs` and `model_tables.rs`; `sentencepiece_encoder.rs`: SentencePiece's BPE), built on `model.rs`;
 //! - `special_set.rs`: `SpecialSet`, the special tokens a call allows or disallows;
 //! - `encoding_base.rs`: `EncodingBase`, the compiled base class of `bytepair.Encoding`;
 //! - `batch.rs`: the interpreter side of batches (the core's `batch` schedules them);
@@ -25,6 +25,7 @@ mod errors;
 mod formats;
 mod functions;
 mod model;
+mod model_tables;
 mod pair_encoder;
 mod rank_encoder;
 mod sentencepiece_encoder;
@@ -40,6 +41,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<pair_encoder::PairEncoder>()?;
     m.add_class::<sentencepiece_encoder::SentencePieceEncoder>()?;
     m.add_class::<added_token::AddedToken>()?;
+    m.add_class::<model_tables::ModelTables>()?;
     m.add_class::<special_set::SpecialSet>()?;
     m.add_class::<encoding_base::EncodingBase>()?;
     m.add(
@@ -56,6 +58,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(functions::parse_tiktoken, m)?)?;
     m.add_function(wrap_pyfunction!(functions::scanner_for, m)?)?;
     m.add_function(wrap_pyfunction!(formats::pipeline_split, m)?)?;
+    m.add_function(wrap_pyfunction!(model_tables::split_model_tables, m)?)?;
     m.add_function(wrap_pyfunction!(
         sentencepiece_formats::parse_sentencepiece_model,
         m

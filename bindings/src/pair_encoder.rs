@@ -16,6 +16,7 @@ use crate::encoder::Encoder;
 use crate::errors::to_py_err;
 use crate::formats;
 use crate::model::{EncoderCalls, Model, ModelEncoder};
+use crate::model_tables::ModelTables;
 use crate::special_set::{SpecialSet, made_by, refuse};
 
 /// Pair merges, a pre-tokenizer pipeline and added tokens.
@@ -118,13 +119,14 @@ impl PairEncoder {
 #[pymethods]
 impl PairEncoder {
     /// Build from a Hugging Face model description: `vocab` (token text -> id), merges as pairs
-    /// or as a merges file's bytes, pipeline stages (shapes: `formats.rs`) and added tokens.
+    /// or as a merges file's bytes, or both tables as `ModelTables`; pipeline stages (shapes:
+    /// `formats.rs`) and added tokens.
     #[new]
-    #[pyo3(signature = (vocab, stages, added, merges=None, merges_data=None, ignore_merges=false, unknown=None, byte_fallback=false))]
+    #[pyo3(signature = (vocab, stages, added, merges=None, merges_data=None, ignore_merges=false, unknown=None, byte_fallback=false, tables=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        vocab: HashMap<String, Rank>,
+        vocab: Option<HashMap<String, Rank>>,
         stages: Vec<formats::StageSpec>,
         added: Vec<PyRef<'_, AddedToken>>,
         merges: Option<Vec<(String, String)>>,
@@ -132,22 +134,33 @@ impl PairEncoder {
         ignore_merges: bool,
         unknown: Option<(Rank, bool)>,
         byte_fallback: bool,
+        tables: Option<PyRef<'_, ModelTables>>,
     ) -> PyResult<PyClassInitializer<Self>> {
         let pipeline = formats::pipeline(stages)?;
         let added: Vec<_> = added.iter().map(|t| t.0.clone()).collect();
+        let tables = tables.map(|t| Arc::clone(&t.tables));
+        let options = formats::PairOptions {
+            ignore_merges,
+            unknown,
+            byte_fallback,
+        };
         let core = py
-            .detach(|| {
-                let merges = formats::merge_list(merges, merges_data)?;
-                let vocab: Vec<(String, Rank)> = vocab.into_iter().collect();
-                formats::pair_encoder(
-                    vocab,
-                    merges,
-                    ignore_merges,
-                    unknown,
-                    byte_fallback,
+            .detach(|| match (&tables, vocab) {
+                (Some(tables), _) => formats::pair_encoder(
+                    &tables.core.vocab,
+                    &tables.core.merges,
+                    options,
                     added,
                     pipeline,
-                )
+                ),
+                (None, Some(vocab)) => {
+                    let merges = formats::merge_list(merges, merges_data)?;
+                    let vocab: Vec<(String, Rank)> = vocab.into_iter().collect();
+                    formats::pair_encoder(&vocab, &merges, options, added, pipeline)
+                }
+                (None, None) => Err(Error::InvalidVocabulary(
+                    "a vocabulary or tables are needed".into(),
+                )),
             })
             .map_err(to_py_err)?;
         let mut model = PairModel {

@@ -1,6 +1,6 @@
 """Type stubs for the compiled module ``bytepair._core`` (checked with ``mypy.stubtest``)."""
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from os import PathLike
 from typing import Any, Literal, final
 
@@ -17,6 +17,7 @@ __all__ = [
     "DisallowedSpecial",
     "Encoder",
     "EncodingBase",
+    "ModelTables",
     "PairEncoder",
     "PieceCounter",
     "RankEncoder",
@@ -28,6 +29,7 @@ __all__ = [
     "pipeline_split",
     "scanner_for",
     "split",
+    "split_model_tables",
     "write_sentencepiece_model",
 ]
 
@@ -132,7 +134,7 @@ class PairEncoder(Encoder):
 
     def __new__(
         cls,
-        vocab: dict[str, int],
+        vocab: dict[str, int] | None,
         stages: list[Stage],
         added: list[AddedToken],
         merges: list[tuple[str, str]] | None = None,
@@ -140,6 +142,7 @@ class PairEncoder(Encoder):
         ignore_merges: bool = False,
         unknown: tuple[int, bool] | None = None,
         byte_fallback: bool = False,
+        tables: ModelTables | None = None,
     ) -> PairEncoder: ...
     def encode_normalized(self, text: str, allowed: SpecialSet | None = None) -> list[int]: ...
     def split_added(
@@ -147,6 +150,19 @@ class PairEncoder(Encoder):
     ) -> list[str | int]: ...
     def pair_merges(self) -> list[tuple[int, int, int]]: ...
     def pair_vocab(self) -> list[tuple[int, bytes, bool]]: ...
+
+@final
+class ModelTables:
+    """``model.vocab`` (a read-only mapping of token -> id) and ``model.merges`` of a
+    ``tokenizer.json``, held in Rust (``split_model_tables``)."""
+
+    def __len__(self) -> int: ...
+    def __contains__(self, key: object, /) -> bool: ...
+    def __getitem__(self, key: str, /) -> int: ...
+    def __iter__(self) -> Iterator[str]: ...
+    def get(self, token: str, default: Any = None) -> Any: ...
+    @property
+    def merge_count(self) -> int: ...
 
 @final
 class SentencePieceEncoder(Encoder):
@@ -300,3 +316,4 @@ def byte_map_table() -> list[str]: ...
 def split(pattern: str, text: str, use_regex: bool = False) -> list[str]: ...
 def scanner_for(pattern: str) -> str | None: ...
 def pipeline_split(stages: list[Stage], text: str) -> list[bytes]: ...
+def split_model_tables(data: bytes) -> tuple[bytes, ModelTables] | None: ...

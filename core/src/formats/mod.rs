@@ -2,5 +2,6 @@
 //! Policy (finding files, naming errors after paths) lives in the Python package.
 
 pub mod hf;
+pub mod hf_tables;
 pub mod sentencepiece;
 pub mod tiktoken;

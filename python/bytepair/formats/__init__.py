@@ -120,7 +120,11 @@ def load(
         )
     if found.kind == "tokenizer-json":
         return load_tokenizer_json(
-            found.paths[0], data=found.parsed, name=name, ignore_settings=ignore_settings
+            found.paths[0],
+            data=found.parsed,
+            tables=found.tables,
+            name=name,
+            ignore_settings=ignore_settings,
         )
     if found.kind == "tekken":
         return load_tekken(found.paths[0], parsed=found.parsed, name=name)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from bytepair.formats.common import StrPath, read_json
+from bytepair.formats.hf_json import read_tokenizer_json
 from bytepair.formats.sentencepiece_json import is_sentencepiece_json
 from bytepair.formats.sentencepiece_model import looks_like_sentencepiece_model
 from bytepair.formats.tekken import looks_like_tekken
@@ -49,12 +50,14 @@ _TIKTOKEN_LINE = re.compile(rb"^[A-Za-z0-9+/]*=*[ \t]+\d+\r?$")
 class Detected:
     """A recognised vocabulary: its kind, its files, and the data already read (``parsed`` JSON
     for ``tokenizer-json`` and ``sentencepiece-json``, ``raw`` bytes for ``tiktoken`` and
-    ``sentencepiece-model``), so nothing is read twice."""
+    ``sentencepiece-model``, and for ``tokenizer-json`` the model's ``tables`` the core read,
+    see :func:`~bytepair.formats.hf_json.read_tokenizer_json`), so nothing is read twice."""
 
     kind: Kind
     paths: tuple[Path, ...]
     parsed: Any = field(default=None, compare=False, repr=False)
     raw: bytes | None = field(default=None, compare=False, repr=False)
+    tables: Any = field(default=None, compare=False, repr=False)
 
 
 def _sibling(path: Path, *names: str) -> Path | None:
@@ -125,10 +128,13 @@ def detect(path: StrPath) -> Detected:
     if not head:
         raise ValueError(f"{p}: the file is empty")
     if head.startswith(b"{"):
-        parsed = read_json(p, data)
+        parsed, tables = read_tokenizer_json(p, data)
         if isinstance(parsed, dict) and isinstance(parsed.get("model"), dict):
-            kind: Kind = "sentencepiece-json" if is_sentencepiece_json(parsed) else "tokenizer-json"
-            return Detected(kind, (p,), parsed=parsed)
+            if is_sentencepiece_json(parsed):
+                # A SentencePiece-style file's reader takes its vocabulary as JSON.
+                full = parsed if tables is None else read_json(p, data)
+                return Detected("sentencepiece-json", (p,), parsed=full)
+            return Detected("tokenizer-json", (p,), parsed=parsed, tables=tables)
         if looks_like_tekken(parsed):
             return Detected("tekken", (p,), parsed=parsed)
         return _pair_for_vocab(p)

@@ -38,7 +38,7 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-from bytepair import patterns
+from bytepair import _core, patterns
 from bytepair.bytes_unicode import encode_bytes
 from bytepair.formats.builders import build
 from bytepair.formats.common import StrPath, check_vocab, encoding_name, read_json, write_json
@@ -57,6 +57,7 @@ __all__ = [
     "UnappliedSetting",
     "load_tokenizer_json",
     "parse_tokenizer_json",
+    "read_tokenizer_json",
     "tiktoken_compatibility",
     "tokenizer_json",
     "write_tokenizer_json",
@@ -82,6 +83,29 @@ _MODEL_KEYS = {
     "byte_fallback",
     "ignore_merges",
 }
+
+
+# The core's tables answer lookups as a read-only mapping of token -> id does.
+Mapping.register(_core.ModelTables)
+
+
+def read_tokenizer_json(path: StrPath, data: bytes | None = None) -> tuple[Any, Any]:
+    """Parse a ``tokenizer.json``: ``(spec, tables)``.
+
+    The core reads ``model.vocab`` and ``model.merges`` into compact tables (``tables``, a
+    ``_core.ModelTables``; the spec then holds ``{}`` and ``[]`` in their place), so a huge
+    vocabulary costs a small multiple of its file instead of a Python object per entry.
+    Where the tables do not read cleanly (a repeated key, an id that is no small integer, a
+    malformed merge), ``tables`` is None and the spec is the whole file, whose checks say what
+    is wrong.
+    """
+    if data is None:
+        data = Path(path).read_bytes()
+    split = _core.split_model_tables(data)
+    if split is None:
+        return read_json(path, data), None
+    rest, tables = split
+    return read_json(path, rest), tables
 
 
 def _merge_pairs(merges: Any, where: str) -> list[tuple[str, str]]:
@@ -136,15 +160,21 @@ def load_tokenizer_json(
     path: StrPath,
     *,
     data: Any = None,
+    tables: Any = None,
     name: str | None = None,
     ignore_settings: Collection[str] = (),
 ) -> Any:
     """Read a Hugging Face ``tokenizer.json`` of a byte-level BPE model into an encoding.
 
-    ``data`` may hold the parsed JSON already (the loaders that detect formats parse it once).
+    ``data`` may hold the parsed JSON already (the loaders that detect formats parse it once),
+    with ``tables`` its model's tables (see :func:`read_tokenizer_json`).
     ``ignore_settings`` (``"padding"``, ``"truncation"``): settings of the file to read it without.
     """
-    return build(parse_tokenizer_json(path, data=data, name=name, ignore_settings=ignore_settings))
+    return build(
+        parse_tokenizer_json(
+            path, data=data, tables=tables, name=name, ignore_settings=ignore_settings
+        )
+    )
 
 
 _SETTINGS = {
@@ -184,12 +214,13 @@ def parse_tokenizer_json(
     path: StrPath,
     *,
     data: Any = None,
+    tables: Any = None,
     name: str | None = None,
     ignore_settings: Collection[str] = (),
 ) -> HfComponents:
     """The components of a ``tokenizer.json``, checked (see :func:`load_tokenizer_json`)."""
     source = str(path)
-    spec = read_json(path) if data is None else data
+    spec, tables = read_tokenizer_json(path) if data is None else (data, tables)
     if not isinstance(spec, dict) or not isinstance(spec.get("model"), dict):
         raise ValueError(f"{source}: not a tokenizer.json (no 'model' object)")
     _check_settings(spec, source, ignore_settings)
@@ -198,8 +229,13 @@ def parse_tokenizer_json(
         raise ValueError(f"{source}: version: unsupported tokenizer.json version {version!r}")
     model = spec["model"]
     try:
-        vocab = check_vocab(model.get("vocab"), "model.vocab")
-        merges = _merge_pairs(model.get("merges", []), "model.merges")
+        if tables is None:
+            vocab: Mapping[str, int] = check_vocab(model.get("vocab"), "model.vocab")
+            merges: list[tuple[str, str]] | None = _merge_pairs(
+                model.get("merges", []), "model.merges"
+            )
+        else:
+            vocab, merges = tables, None
         options = _model_options(model, vocab)
         added = added_tokens_of(spec.get("added_tokens"), "added_tokens")
     except ValueError as err:
@@ -210,6 +246,7 @@ def parse_tokenizer_json(
         vocab=vocab,
         merges=merges,
         merges_data=None,
+        tables=tables,
         options=options,
         normalizer=spec.get("normalizer"),
         pre_tokenizer=spec.get("pre_tokenizer"),

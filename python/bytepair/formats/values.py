@@ -64,7 +64,8 @@ class HfComponents:
     """A Hugging Face tokenizer as components (JSON values, as in ``tokenizer.json``).
 
     ``added`` holds each added token with the id its file gives it; ``merges`` are pairs of
-    vocabulary strings, or ``merges_data`` the bytes of a ``merges.txt``. Errors name
+    vocabulary strings, or ``merges_data`` the bytes of a ``merges.txt``, or both are None and
+    ``tables`` (then also ``vocab``) holds the vocabulary and merges the core read. Errors name
     ``source``.
     """
 
@@ -79,6 +80,8 @@ class HfComponents:
     post_processor: Any
     decoder: Any
     added: Sequence[tuple[AddedToken, int]]
+    tables: Any = None
+    """The core's ``ModelTables`` holding ``vocab`` and the merges, when the core read them."""
 
 
 @dataclass(frozen=True)

@@ -303,7 +303,10 @@ def build_hf_encoding(c: HfComponents) -> HfEncoding:
     ``tokenizers`` recomputes the ids of added tokens; a difference from the file's id is
     warned about, as ``tokenizers`` does. Errors name ``c.source``.
     """
-    source, vocab, added, options = c.source, dict(c.vocab), c.added, c.options
+    source, added, options = c.source, c.added, c.options
+    # The core's tables stand in for the vocabulary dict when it read them.
+    plain = None if c.tables is not None else dict(c.vocab)
+    vocab: Mapping[str, int] = c.vocab if plain is None else plain
     normalizer, pre_tokenizer = c.normalizer, c.pre_tokenizer
     post_processor, decoder = c.post_processor, c.decoder
     try:
@@ -347,7 +350,7 @@ def build_hf_encoding(c: HfComponents) -> HfEncoding:
     unknown = (vocab[unk], bool(options.get("fuse_unk"))) if isinstance(unk, str) else None
     try:
         core = _core.PairEncoder(
-            vocab,
+            plain,
             stages,
             core_added,
             merges=None if c.merges is None else list(c.merges),
@@ -355,6 +358,7 @@ def build_hf_encoding(c: HfComponents) -> HfEncoding:
             ignore_merges=bool(options.get("ignore_merges")),
             unknown=unknown,
             byte_fallback=bool(options.get("byte_fallback")),
+            tables=c.tables,
         )
     except ValueError as err:
         raise ValueError(f"{source}: {err}") from None

@@ -1,0 +1,106 @@
+"""A ``tokenizer.json``'s vocabulary and merges are read by the core into compact tables
+(``bytepair.formats.hf_json.read_tokenizer_json``): loading a huge file costs a small multiple
+of its size (SECURITY.md, point 4), and the tables give the ids the Python path gives."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bytepair import Encoding
+from bytepair.formats.hf_json import load_tokenizer_json, read_tokenizer_json
+
+from conftest import shared_path
+
+# The child writes a valid byte-level tokenizer.json of N entries and merges, then reports the
+# file's size and the peak resident memory that loading it added.
+CHILD = r"""
+import json, random, resource, sys
+from bytepair.bytes_unicode import encode_bytes
+n, out = int(sys.argv[1]), sys.argv[2]
+rng = random.Random(1)
+alpha = [encode_bytes(bytes([b])) for b in range(256)]
+vocab = {a: i for i, a in enumerate(alpha)}
+short, merges = list(alpha), []
+while len(vocab) < n:
+    left, right = short[rng.randrange(len(short))], alpha[rng.randrange(256)]
+    if left + right in vocab:
+        continue
+    vocab[left + right] = len(vocab)
+    merges.append(f"{left} {right}")
+    if len(left) < 4:
+        short.append(left + right)
+level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+doc = {"version": "1.0", "added_tokens": [], "normalizer": None, "pre_tokenizer": level,
+       "post_processor": None, "decoder": level,
+       "model": {"type": "BPE", "vocab": vocab, "merges": merges}}
+with open(out, "w") as f:
+    json.dump(doc, f, ensure_ascii=False)
+del doc, vocab, merges, short
+import gc, os
+gc.collect()
+import bytepair
+with open("/proc/self/status") as f:
+    before = next(int(l.split()[1]) for l in f if l.startswith("VmRSS"))
+# VmHWM resets only by writing /proc/self/clear_refs: measure the growth over the current size.
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")
+enc = bytepair.Encoding.from_file(out)
+with open("/proc/self/status") as f:
+    peak = next(int(l.split()[1]) for l in f if l.startswith("VmHWM"))
+print(json.dumps({"size": os.path.getsize(out), "added": (peak - before) * 1024,
+                  "n_vocab": enc.n_vocab, "ids": enc.encode_ordinary("hello world")}))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="needs Linux /proc")
+def test_loading_a_large_tokenizer_json_costs_a_small_multiple_of_it(tmp_path: Path) -> None:
+    out = tmp_path / "tokenizer.json"
+    run = subprocess.run(
+        [sys.executable, "-c", CHILD, "300000", str(out)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
+    report = json.loads(run.stdout)
+    assert report["n_vocab"] == 300_000
+    # Measured about 14x with the core's tables (the built encoder's own tables are most of
+    # it); parsed by Python, the same file cost about 30x.
+    assert report["added"] < 20 * report["size"], report
+
+
+HF_FILES = ["gpt2-hf/gpt2.json", "smollm/tokenizer.json", "roberta-base/tokenizer.json"]
+IGNORE = ("padding", "truncation")
+
+
+@pytest.mark.parametrize("name", HF_FILES)
+def test_tables_give_the_ids_of_the_python_path(name: str) -> None:
+    path = shared_path("vocab", name)
+    spec, tables = read_tokenizer_json(path)
+    assert tables is not None
+    assert spec["model"]["vocab"] == {}
+    full = json.loads(path.read_text(encoding="utf-8"))
+    assert len(tables) == len(full["model"]["vocab"])
+    assert tables.merge_count == len(full["model"].get("merges", []))
+    token, token_id = next(iter(full["model"]["vocab"].items()))
+    assert tables[token] == token_id and token in tables and tables.get("\0nope") is None
+    fast = Encoding.from_file(path, ignore_settings=IGNORE)
+    slow = load_tokenizer_json(path, data=full, ignore_settings=IGNORE)
+    text = shared_path("corpus").joinpath("README.md")
+    sample = text.read_text(encoding="utf-8") if text.is_file() else "Hello, world!  \n\tx"
+    sample += " naïve café 東京 🙂 1234567"
+    assert fast.encode(sample) == slow.encode(sample)
+    assert fast.n_vocab == slow.n_vocab
+
+
+def test_a_repeated_vocabulary_key_is_still_named(tmp_path: Path) -> None:
+    # The core declines such tables; the Python path names what is wrong.
+    path = tmp_path / "tokenizer.json"
+    path.write_text('{"model": {"type": "BPE", "vocab": {"a": 0,\n"a": 1}}}', encoding="utf-8")
+    with pytest.raises(ValueError, match="the key 'a' appears twice"):
+        Encoding.from_file(path)
