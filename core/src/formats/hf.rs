@@ -122,10 +122,16 @@ pub fn token_bytes(text: &str) -> (Vec<u8>, bool) {
     ByteDecoder::new().token_bytes(text)
 }
 
+/// The longest token text a merge may make. Building the encoder merges each token that merges
+/// make once, from its bytes, at about 50 bytes of memory per byte; this keeps that cost within
+/// a small multiple of the file (real vocabularies' longest tokens have a few hundred bytes).
+pub const MAX_MERGED_TOKEN_LEN: usize = 1 << 20;
+
 /// Resolve a Hugging Face vocabulary and its merges to ids (`tokenizers`' `BPE` model).
 ///
 /// A merge `(a, b)` makes the token `a + b`; all three must be in the vocabulary. Ids must be
-/// unique. Duplicate merges keep their last line, as in `tokenizers`.
+/// unique. Duplicate merges keep their last line, as in `tokenizers`. A merged token may have at
+/// most [`MAX_MERGED_TOKEN_LEN`] bytes of text.
 pub fn pair_vocabulary(
     vocab: &[(String, Rank)],
     merges: &MergeList,
@@ -163,6 +169,14 @@ pub fn pair_vocabulary(
         };
         let l = find(left, "token")?;
         let r = find(right, "token")?;
+        if left.len() + right.len() > MAX_MERGED_TOKEN_LEN {
+            return Err(Error::InvalidVocabulary(format!(
+                "{}: merge makes a token of {} bytes of text; a token made by merges may have at \
+                 most {MAX_MERGED_TOKEN_LEN} (1 MiB)",
+                merges.locate(i),
+                left.len() + right.len()
+            )));
+        }
         merged.clear();
         merged.push_str(left);
         merged.push_str(right);
@@ -334,6 +348,34 @@ mod tests {
         assert!(err.contains("line 7") && err.contains("aq"), "{err}");
         vocab.push(("zz".into(), 300));
         assert!(pair_vocabulary(&vocab, &merges).is_err());
+    }
+
+    #[test]
+    fn a_merged_token_may_have_at_most_a_mebibyte() {
+        let half = "a".repeat(MAX_MERGED_TOKEN_LEN / 2);
+        let mut vocab = byte_vocab();
+        vocab.push((half.clone(), 256));
+        vocab.push((half.repeat(2), 257));
+        vocab.push((half.repeat(2) + "a", 258));
+        let merges = |pairs: &[(&str, &str)]| MergeList {
+            merges: pairs
+                .iter()
+                .map(|(l, r)| (l.to_string(), r.to_string()))
+                .collect(),
+            lines: None,
+        };
+        let at_limit = merges(&[(&half, &half)]);
+        assert!(pair_vocabulary(&vocab, &at_limit).is_ok());
+        let whole = half.repeat(2);
+        let over = merges(&[(&half, &half), (&whole, "a")]);
+        let err = pair_vocabulary(&vocab, &over)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            err.contains("model.merges[1]") && err.contains("1048577"),
+            "{err}"
+        );
     }
 
     #[test]

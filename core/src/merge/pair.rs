@@ -16,7 +16,7 @@
 //! `backtrack` module with the pair rule as its compatibility check, or, where that does not
 //! apply (a merge that takes the unknown token), a heap over a linked list (`O(n log n)`).
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::OnceLock;
@@ -124,19 +124,39 @@ impl PairModel {
         let shortcut = if ignore_merges {
             vocab.clone()
         } else {
+            let made = model.merge_results();
             let mut parts = Vec::new();
             vocab
                 .iter()
-                .filter(|(token, id)| {
-                    parts.clear();
-                    model.merge_plain(token, &mut parts);
-                    parts.as_slice() == [**id]
-                })
+                .filter(|(token, id)| model.merges_to_itself(token, **id, &made, &mut parts))
                 .map(|(token, id)| (token.clone(), *id))
                 .collect()
         };
         model.shortcut = shortcut;
         model
+    }
+
+    /// The ids that some merge produces.
+    fn merge_results(&self) -> FxHashSet<Rank> {
+        self.merges.values().map(|&(_, result)| result).collect()
+    }
+
+    /// Whether merging `token`'s bytes gives `[id]`. A token of two or more bytes that no merge
+    /// produces never does (its bytes start as other tokens' ids), so it is not merged: a huge
+    /// key that no merge makes costs nothing to build.
+    fn merges_to_itself(
+        &self,
+        token: &[u8],
+        id: Rank,
+        made: &FxHashSet<Rank>,
+        parts: &mut Vec<Rank>,
+    ) -> bool {
+        if token.len() > 1 && !made.contains(&id) {
+            return false;
+        }
+        parts.clear();
+        self.merge_plain(token, parts);
+        parts.as_slice() == [id]
     }
 
     /// The merges as `(left, right, result)` in priority order.
@@ -279,15 +299,12 @@ impl PairModel {
 
     /// The tokens (of the whole-piece table, and single bytes) that merge back to themselves.
     fn long_pieces(&self) -> LongPieces {
+        let made = self.merge_results();
         let mut parts = Vec::new();
         let mut tokens: Vec<(&[u8], Rank)> = self
             .shortcut
             .iter()
-            .filter(|(token, id)| {
-                parts.clear();
-                self.merge_plain(token, &mut parts);
-                parts.as_slice() == [**id]
-            })
+            .filter(|(token, id)| self.merges_to_itself(token, **id, &made, &mut parts))
             .map(|(token, &id)| (token.as_slice(), id))
             .collect();
         for (b, &id) in self.byte_ids.iter().enumerate() {
@@ -578,6 +595,22 @@ mod tests {
         let vocab: &[(&[u8], Rank)] = &[(b"ab", 10), (b"bc", 11), (b"abc", 12)];
         assert_eq!(encode(&model(&merges, false, vocab), b"abc"), vec![0, 11]);
         assert_eq!(encode(&model(&merges, true, vocab), b"abc"), vec![12]);
+    }
+
+    #[test]
+    fn tokens_no_merge_makes_are_never_merged() {
+        // "cd" (20) is made by no merge, so its bytes never give [20]: it is no shortcut and no
+        // part of the long-piece search, whatever its length, and costs no merge to rule out.
+        let vocab: &[(&[u8], Rank)] = &[(b"ab", 10), (b"abc", 12), (b"cd", 20)];
+        let strict = model(&MERGES, false, vocab);
+        assert!(strict.shortcut.contains_key(&b"abc"[..]));
+        assert!(!strict.shortcut.contains_key(&b"cd"[..]));
+        let loose = model(&MERGES, true, vocab);
+        assert!(loose.shortcut.contains_key(&b"cd"[..]));
+        let long = loose.long_pieces();
+        assert!(long.len.contains_key(&12) && !long.len.contains_key(&20));
+        let piece = b"cdcd".repeat(100);
+        assert_eq!(encode(&strict, &piece), naive(&strict, &piece));
     }
 
     #[test]
