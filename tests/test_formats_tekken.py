@@ -100,11 +100,28 @@ def test_ids_equal_tekkenizer_on_every_corpus_line(
 
 
 def test_runs_longer_than_one_match_call_allows(pair: tuple[bytepair.Encoding, Tekkenizer]) -> None:
-    # tekken's pattern has no scanner: a run this long needs more backtracking steps than one
-    # call of the regex engine may take, and is found by its retries (core/src/pretokenize).
+    # Runs far longer than one call of a backtracking regex engine may take.
     enc, tek = pair
     text = "x " + "a" * 300_000 + " " + "\u00dc" * 200_000 + "b" * 300_000
     assert enc.encode_ordinary(text) == tek.encode(text, bos=False, eos=False)
+
+
+def test_tekken_pattern_has_a_scanner(pair: tuple[bytepair.Encoding, Tekkenizer]) -> None:
+    enc, _ = pair
+    assert enc.pat_str == bytepair.patterns.TEKKEN
+    assert bytepair._core.scanner_for(enc.pat_str) == "tekken"
+
+
+def test_a_megabyte_of_whitespace_encodes(pair: tuple[bytepair.Encoding, Tekkenizer]) -> None:
+    # Tekkenizer itself (tiktoken's regex) fails on a megabyte ("Max stack size exceeded"); ours
+    # encodes it losslessly and agrees with Tekkenizer on the longest runs Tekkenizer can take.
+    enc, tek = pair
+    for unit in (" ", "\t", "\n", " \n"):
+        text = unit * (1 << 20) + "x"
+        ids = enc.encode_ordinary(text)
+        assert enc.decode(ids) == text
+        short = unit * 20_000 + "x"
+        assert enc.encode_ordinary(short) == tekken_ids(tek, short)
 
 
 def test_decode_equals_tekkenizer(pair: tuple[bytepair.Encoding, Tekkenizer]) -> None:

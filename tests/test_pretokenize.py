@@ -39,6 +39,8 @@ PATTERNS = {
     "cl100k": patterns.CL100K,
     "o200k": patterns.O200K,
     "llama3": patterns.LLAMA3,
+    "tekken": patterns.TEKKEN,
+    "qwen2": patterns.QWEN2,
 }
 
 # The class expressions the patterns are built from (the others are their complements).
@@ -115,7 +117,8 @@ def assert_same_pieces(name: str, text: str) -> None:
         (patterns.CL100K, "cl100k"),
         (patterns.O200K, "o200k"),
         (patterns.LLAMA3, "llama3"),
-        (patterns.QWEN2, None),
+        (patterns.QWEN2, "qwen2"),
+        (patterns.TEKKEN, "tekken"),
         (r"\w+|\s+", None),
         # A known pattern with one character changed is just a pattern.
         (patterns.CL100K.replace("{1,3}", "{1,4}"), None),

@@ -32,11 +32,11 @@ O200K = _core.NAMED_PATTERNS["o200k"]
 LLAMA3 = _core.NAMED_PATTERNS["llama3"]
 """Llama 3 (also OLMo 2)."""
 
-QWEN2 = (
-    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
-    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
-)
-"""Qwen2: Llama 3's pattern with single digits."""
+QWEN2 = _core.NAMED_PATTERNS["qwen2"]
+"""Qwen2 (also Qwen2.5 and Qwen3): Llama 3's pattern with single digits."""
+
+TEKKEN = _core.NAMED_PATTERNS["tekken"]
+"""Mistral's tekken (``tekken.json``): o200k's pattern without contractions, single digits."""
 
 PATTERNS: dict[str, str] = {
     "gpt2": GPT2,
@@ -51,6 +51,7 @@ PATTERNS: dict[str, str] = {
     "llama3": LLAMA3,
     "llama4": O200K,
     "qwen2": QWEN2,
+    "tekken": TEKKEN,
 }
 """Pattern by name; each encoding's name works as well as the family's."""
 

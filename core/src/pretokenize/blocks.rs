@@ -1,4 +1,4 @@
-//! The pieces of o200k, cl100k and Llama 3 64 bytes at a time: where ASCII text is cut, found
+//! The pieces of o200k, cl100k, Llama 3, tekken and Qwen2 64 bytes at a time: where ASCII text is cut, found
 //! with bit masks, not one character at a time.
 //!
 //! The scalar scanners ([`super::scanners`]) decide each piece with a few branches on the
@@ -156,6 +156,15 @@ pub(super) const LLAMA3: u8 = 2;
 /// GPT-2's pattern (` ?\p{L}+` words, contractions first), which has no block rules: its
 /// scalar scanner cuts all text.
 pub(super) const GPT2: u8 = 3;
+/// Mistral's tekken: o200k's rules without contractions, one digit per piece.
+pub(super) const TEKKEN: u8 = 4;
+/// Qwen2: Llama 3's rules, one digit per piece.
+pub(super) const QWEN2: u8 = 5;
+
+/// Whether pattern `R` has o200k's words (`[U]*[W]+|[U]+[W]*`) and punctuation tail `[\r\n/]*`.
+const fn o200k_words(r: u8) -> bool {
+    r == O200K || r == TEKKEN
+}
 
 /// The starts of the pieces of pattern `R` in `block`, which begins where a piece begins: bit
 /// `i` is set when a piece starts at byte `i`. Only bits below the returned count are proven.
@@ -168,7 +177,7 @@ fn block_starts<const R: u8>(block: &[u8; 64], m: &Masks, end: Option<u32>) -> (
     let punct = !(letter | m.digit | m.white | m.high);
 
     // The tail of a punctuation run: from a newline right after punctuation.
-    let tail_chars = if R == O200K {
+    let tail_chars = if o200k_words(R) {
         m.newline | m.slash
     } else {
         m.newline
@@ -190,7 +199,12 @@ fn block_starts<const R: u8>(block: &[u8; 64], m: &Masks, end: Option<u32>) -> (
     } else {
         !(punct << 1) & !(m.space << 1)
     };
-    let mut candidates = m.apostrophe & after & ((1 << 62) - 1);
+    // Tekken has no contractions: its apostrophes are punctuation.
+    let mut candidates = if R == TEKKEN {
+        0
+    } else {
+        m.apostrophe & after & ((1 << 62) - 1)
+    };
     while candidates != 0 {
         let q = candidates.trailing_zeros() as usize;
         candidates &= candidates - 1;
@@ -217,19 +231,24 @@ fn block_starts<const R: u8>(block: &[u8; 64], m: &Masks, end: Option<u32>) -> (
 
     let word = letter & !(letter << 1) & !contraction_letters;
     let prefixed = word & ((m.space | tab | punct_start) << 1);
-    let camel = if R == O200K {
+    let camel = if o200k_words(R) {
         m.upper & (m.lower << 1) & !contraction_letters
     } else {
         0
     };
 
-    let three_digits = m.digit & (m.digit << 1) & (m.digit << 2);
-    let mut group = m.digit & !(m.digit << 1);
-    let mut digits = group;
-    while group != 0 {
-        group = (group << 3) & three_digits;
-        digits |= group;
-    }
+    let digits = if R == TEKKEN || R == QWEN2 {
+        m.digit
+    } else {
+        let three_digits = m.digit & (m.digit << 1) & (m.digit << 2);
+        let mut group = m.digit & !(m.digit << 1);
+        let mut digits = group;
+        while group != 0 {
+            group = (group << 3) & three_digits;
+            digits |= group;
+        }
+        digits
+    };
 
     let white = m.white & !tail;
     let blank = white & !m.newline;
@@ -411,10 +430,12 @@ mod tests {
 
     type Scalar = fn(&classes::Classes, &[u8], usize) -> usize;
 
-    const SCANNERS: [(u8, Scalar); 3] = [
+    const SCANNERS: [(u8, Scalar); 5] = [
         (O200K, scanners::o200k),
         (CL100K, scanners::cl100k),
         (LLAMA3, scanners::llama3),
+        (TEKKEN, scanners::tekken),
+        (QWEN2, scanners::qwen2),
     ];
 
     fn scalar_pieces(scalar: Scalar, text: &str) -> Vec<&str> {
@@ -440,6 +461,8 @@ mod tests {
         match rules {
             O200K => scan_with::<O200K>(b, emit, next, true),
             CL100K => scan_with::<CL100K>(b, emit, next, true),
+            TEKKEN => scan_with::<TEKKEN>(b, emit, next, true),
+            QWEN2 => scan_with::<QWEN2>(b, emit, next, true),
             _ => scan_with::<LLAMA3>(b, emit, next, true),
         }
         .unwrap();

@@ -9,13 +9,8 @@ use std::time::Instant;
 use super::{Pretokenizer, patterns};
 use crate::test_data::{corpus_files, shared};
 
-const PATTERNS: [(&str, &str); 5] = [
-    ("gpt2", patterns::GPT2),
-    ("gpt2_original", patterns::GPT2_ORIGINAL),
-    ("cl100k", patterns::CL100K),
-    ("o200k", patterns::O200K),
-    ("llama3", patterns::LLAMA3),
-];
+/// Every named pattern, each of which has a scanner.
+const PATTERNS: [(&str, &str); 7] = patterns::NAMED;
 
 struct Pair {
     name: &'static str,
@@ -328,7 +323,8 @@ fn every_corpus_file() {
 /// Long runs in which a backtracking engine could go quadratic: the scanners must stay linear
 /// (this checks the piece counts; timings are printed, not asserted). The regex engine itself
 /// fails on some of them (its stack is too small for a million spaces), so the expected counts
-/// are worked out by hand, per pattern: gpt2, gpt2_original, cl100k, o200k, llama3.
+/// are worked out by hand, per pattern: gpt2, gpt2_original, cl100k, o200k, llama3, tekken,
+/// qwen2.
 #[test]
 fn long_runs_are_linear() {
     let mut rng = Lcg(7);
@@ -336,34 +332,38 @@ fn long_runs_are_linear() {
         .map(|_| char::from(if rng.below(2) == 0 { b'a' } else { b'A' } + rng.below(26) as u8))
         .collect();
     let digits = 500_000usize.div_ceil(3);
-    let cases: Vec<(&str, String, Option<[usize; 5]>)> = vec![
-        ("1M spaces", " ".repeat(1 << 20), Some([1; 5])),
+    let cases: Vec<(&str, String, Option<[usize; 7]>)> = vec![
+        ("1M spaces", " ".repeat(1 << 20), Some([1; 7])),
         // All but the last space, then " x".
-        ("1M spaces then x", " ".repeat(1 << 20) + "x", Some([2; 5])),
+        ("1M spaces then x", " ".repeat(1 << 20) + "x", Some([2; 7])),
         // gpt2: the last tab alone (only a space joins a word); the others: "\tx" (tab is PRE).
         (
             "1M tabs then x",
             "\t".repeat(1 << 20) + "x",
-            Some([3, 3, 2, 2, 2]),
+            Some([3, 3, 2, 2, 2, 2, 2]),
         ),
-        ("500k 'a'", "a".repeat(500_000), Some([1; 5])),
-        ("500k 'A'", "A".repeat(500_000), Some([1; 5])),
+        ("500k 'a'", "a".repeat(500_000), Some([1; 7])),
+        ("500k 'A'", "A".repeat(500_000), Some([1; 7])),
         // Marks are P for the first four; o200k takes the first as the prefix, the rest as U*
         // giving back the last one as the W.
-        ("500k marks", "\u{301}".repeat(500_000), Some([1; 5])),
+        ("500k marks", "\u{301}".repeat(500_000), Some([1; 7])),
         // o200k: U* takes everything, gives back the last 'A' so that the last '中' is the W.
-        ("250k '中A'", "中A".repeat(250_000), Some([1, 1, 1, 2, 1])),
-        ("250k 'A中'", "A中".repeat(250_000), Some([1; 5])),
+        (
+            "250k '中A'",
+            "中A".repeat(250_000),
+            Some([1, 1, 1, 2, 1, 2, 1]),
+        ),
+        ("250k 'A中'", "A中".repeat(250_000), Some([1; 7])),
         (
             "500k digits",
             "7".repeat(500_000),
-            Some([1, 1, digits, digits, digits]),
+            Some([1, 1, digits, digits, digits, 500_000, 500_000]),
         ),
         // gpt2: all but the last "\n", then "\n", then "x"; the others end at the last newline.
         (
             "250k ' \\n' then x",
             " \n".repeat(250_000) + "x",
-            Some([3, 3, 2, 2, 2]),
+            Some([3, 3, 2, 2, 2, 2, 2]),
         ),
         ("1 MB random letters", random_letters, None),
     ];

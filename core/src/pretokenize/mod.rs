@@ -36,6 +36,8 @@ pub enum Scanner {
     Cl100k,
     O200k,
     Llama3,
+    Tekken,
+    Qwen2,
 }
 
 /// A pattern ready to split text.
@@ -138,6 +140,12 @@ impl Pretokenizer {
                 }),
                 Scanner::Llama3 => blocks::walk::<{ blocks::LLAMA3 }, T>(b, piece, f, |b, i| {
                     scanners::llama3(cls, b, i)
+                }),
+                Scanner::Tekken => blocks::walk::<{ blocks::TEKKEN }, T>(b, piece, f, |b, i| {
+                    scanners::tekken(cls, b, i)
+                }),
+                Scanner::Qwen2 => blocks::walk::<{ blocks::QWEN2 }, T>(b, piece, f, |b, i| {
+                    scanners::qwen2(cls, b, i)
                 }),
             },
             Engine::Regex(regex) => {
@@ -267,7 +275,12 @@ fn unmatched(pattern: &str, text: &str, start: usize, end: usize) -> Error {
 /// Whether the scanner for this pattern is implemented (the rest fall back to the regex engine).
 fn scanner_available(scanner: Scanner) -> bool {
     match scanner {
-        Scanner::Gpt2 | Scanner::Cl100k | Scanner::O200k | Scanner::Llama3 => true,
+        Scanner::Gpt2
+        | Scanner::Cl100k
+        | Scanner::O200k
+        | Scanner::Llama3
+        | Scanner::Tekken
+        | Scanner::Qwen2 => true,
     }
 }
 
@@ -307,12 +320,12 @@ mod tests {
         assert_eq!(p.pieces("aab").unwrap_or_default(), vec!["aab"]);
     }
 
-    /// A match longer than the per-call limit (Qwen2's and tekken's patterns have no scanner)
-    /// is found by the retries, with the pieces a limitless engine gives.
+    /// A match longer than the per-call limit (a pattern without a scanner; Qwen2's, run on the
+    /// regex engine) is found by the retries, with the pieces a limitless engine gives.
     #[test]
     fn long_runs_under_a_pattern_without_scanner_are_retried() {
-        let qwen2 = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
-        let p = Pretokenizer::new(qwen2).unwrap_or_else(|e| panic!("{e}"));
+        let qwen2 = patterns::QWEN2;
+        let p = Pretokenizer::with_regex(qwen2).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(p.scanner(), None);
         let unlimited = fancy_regex::RegexBuilder::new(qwen2)
             .backtrack_limit(usize::MAX)
@@ -337,7 +350,7 @@ mod tests {
     /// Real tokenizer patterns on long runs stay within the bound.
     #[test]
     fn tokenizer_patterns_on_long_runs_stay_within_the_limit() {
-        let qwen2 = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+        let qwen2 = patterns::QWEN2;
         for pattern in [patterns::GPT2, qwen2] {
             let p = Pretokenizer::with_regex(pattern).unwrap_or_else(|e| panic!("{e}"));
             for text in [

@@ -19,14 +19,25 @@ pub const O200K: &str = concat!(
 );
 /// Llama 3 (and OLMo 2).
 pub const LLAMA3: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+/// Mistral's tekken (its `tekken.json` files' `config.pattern`): o200k without contractions,
+/// one digit per piece.
+pub const TEKKEN: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+",
+    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*",
+    r"|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+);
+/// Qwen2 (and Qwen2.5, Qwen3): Llama 3's pattern with one digit per piece.
+pub const QWEN2: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
 /// Every pattern above by its name in `bytepair.patterns` (lower case), for the bindings.
-pub const NAMED: [(&str, &str); 5] = [
+pub const NAMED: [(&str, &str); 7] = [
     ("gpt2", GPT2),
     ("gpt2_original", GPT2_ORIGINAL),
     ("cl100k", CL100K),
     ("o200k", O200K),
     ("llama3", LLAMA3),
+    ("tekken", TEKKEN),
+    ("qwen2", QWEN2),
 ];
 
 /// The scanner that gives exactly this pattern's pieces, if there is one.
@@ -36,6 +47,8 @@ pub fn recognise(pattern: &str) -> Option<Scanner> {
         CL100K => Some(Scanner::Cl100k),
         O200K => Some(Scanner::O200k),
         LLAMA3 => Some(Scanner::Llama3),
+        TEKKEN => Some(Scanner::Tekken),
+        QWEN2 => Some(Scanner::Qwen2),
         _ => None,
     }
 }

@@ -239,6 +239,18 @@ fn whitespace_newline_first(cls: &Classes, b: &[u8], i: usize) -> usize {
 // Inlined into the one loop that calls it (`blocks::walk`): no call and register saves per piece.
 #[inline(always)]
 pub(crate) fn llama3(cls: &Classes, b: &[u8], i: usize) -> usize {
+    llama3_family::<3>(cls, b, i)
+}
+
+/// Qwen2 (Qwen2.5, Qwen3): Llama 3's pattern with `\p{N}` (one digit) for `\p{N}{1,3}`.
+#[inline(always)]
+pub(crate) fn qwen2(cls: &Classes, b: &[u8], i: usize) -> usize {
+    llama3_family::<1>(cls, b, i)
+}
+
+/// Llama 3's alternatives with digits in groups of at most `DIGITS`.
+#[inline(always)]
+fn llama3_family<const DIGITS: usize>(cls: &Classes, b: &[u8], i: usize) -> usize {
     let Some((f0, l0)) = cls.at(b, i) else {
         return i;
     };
@@ -249,7 +261,7 @@ pub(crate) fn llama3(cls: &Classes, b: &[u8], i: usize) -> usize {
         return end;
     }
     if f0 & N != 0 {
-        return cls.run_at_most(b, i, N, 3);
+        return cls.run_at_most(b, i, N, DIGITS);
     }
     if let Some(start) = punct_start(cls, b, i, f0) {
         return newline_tail(b, cls.run(b, start, P), false);
@@ -264,8 +276,9 @@ pub(crate) fn llama3(cls: &Classes, b: &[u8], i: usize) -> usize {
 /// characters until a W character follows: the last character of `[p, u)` that is in both U and
 /// W (Lm, Lo or M) is where `W+` starts, and `W+` ends just after it (what follows it is in U
 /// only, or is `u`, not W). With no such character, this form fails from `p`.
+/// Without `C` (tekken) there is no contraction to take at the end.
 #[inline(always)]
-fn upper_then_lower(cls: &Classes, b: &[u8], p: usize) -> Option<usize> {
+fn upper_then_lower<const C: bool>(cls: &Classes, b: &[u8], p: usize) -> Option<usize> {
     let mut u = p;
     let mut after_both = None;
     let mut next = cls.at(b, u);
@@ -283,18 +296,28 @@ fn upper_then_lower(cls: &Classes, b: &[u8], p: usize) -> Option<usize> {
         Some((flags, _)) if flags & LO != 0 => cls.run(b, u, LO),
         _ => after_both?,
     };
-    Some(contraction_folded(cls, b, end).unwrap_or(end))
+    Some(contraction_after::<C>(cls, b, end))
 }
 
 /// Second form from `p`: `U+W*C?`: the maximal U run (not empty), then the maximal W run.
 #[inline(always)]
-fn upper_then_any(cls: &Classes, b: &[u8], p: usize) -> Option<usize> {
+fn upper_then_any<const C: bool>(cls: &Classes, b: &[u8], p: usize) -> Option<usize> {
     let u = cls.run(b, p, UP);
     if u == p {
         return None;
     }
     let end = cls.run(b, u, LO);
-    Some(contraction_folded(cls, b, end).unwrap_or(end))
+    Some(contraction_after::<C>(cls, b, end))
+}
+
+/// The end of a word at `end` and its optional contraction, when the pattern has one (`C`).
+#[inline(always)]
+fn contraction_after<const C: bool>(cls: &Classes, b: &[u8], end: usize) -> usize {
+    if C {
+        contraction_folded(cls, b, end).unwrap_or(end)
+    } else {
+        end
+    }
 }
 
 /// o200k_base (and Llama 4):
@@ -314,14 +337,31 @@ fn upper_then_any(cls: &Classes, b: &[u8], p: usize) -> Option<usize> {
 // Inlined into the one loop that calls it (`blocks::walk`): no call and register saves per piece.
 #[inline(always)]
 pub(crate) fn o200k(cls: &Classes, b: &[u8], i: usize) -> usize {
+    o200k_family::<true, 3>(cls, b, i)
+}
+
+/// Mistral's tekken: o200k's pattern without the contractions and with `\p{N}` (one digit)
+/// instead of `\p{N}{1,3}`:
+/// `[^\r\n\p{L}\p{N}]?[U]*[W]+|[^\r\n\p{L}\p{N}]?[U]+[W]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`.
+/// Dropping the contraction changes nothing else: it never failed, so it never made the engine
+/// backtrack into the letters.
+#[inline(always)]
+pub(crate) fn tekken(cls: &Classes, b: &[u8], i: usize) -> usize {
+    o200k_family::<false, 1>(cls, b, i)
+}
+
+/// o200k's alternatives, with contractions after words when `C`, and digits in groups of at
+/// most `DIGITS`.
+#[inline(always)]
+fn o200k_family<const C: bool, const DIGITS: usize>(cls: &Classes, b: &[u8], i: usize) -> usize {
     let Some((f0, l0)) = cls.at(b, i) else {
         return i;
     };
-    if let Some(end) = o200k_word(cls, b, i, f0, l0) {
+    if let Some(end) = o200k_word::<C>(cls, b, i, f0, l0) {
         return end;
     }
     if f0 & N != 0 {
-        return cls.run_at_most(b, i, N, 3);
+        return cls.run_at_most(b, i, N, DIGITS);
     }
     if let Some(start) = punct_start(cls, b, i, f0) {
         return newline_tail(b, cls.run(b, start, P), true);
@@ -330,29 +370,35 @@ pub(crate) fn o200k(cls: &Classes, b: &[u8], i: usize) -> usize {
 }
 
 #[inline(always)]
-fn o200k_word(cls: &Classes, b: &[u8], i: usize, f0: u8, l0: usize) -> Option<usize> {
+fn o200k_word<const C: bool>(
+    cls: &Classes,
+    b: &[u8],
+    i: usize,
+    f0: u8,
+    l0: usize,
+) -> Option<usize> {
     let prefix = f0 & PRE != 0;
     let letter = f0 & (UP | LO) != 0;
     if !prefix && !letter {
         return None;
     }
     if prefix {
-        if let Some(end) = upper_then_lower(cls, b, i + l0) {
+        if let Some(end) = upper_then_lower::<C>(cls, b, i + l0) {
             return Some(end);
         }
     }
     if letter {
-        if let Some(end) = upper_then_lower(cls, b, i) {
+        if let Some(end) = upper_then_lower::<C>(cls, b, i) {
             return Some(end);
         }
     }
     if prefix {
-        if let Some(end) = upper_then_any(cls, b, i + l0) {
+        if let Some(end) = upper_then_any::<C>(cls, b, i + l0) {
             return Some(end);
         }
     }
     if letter {
-        upper_then_any(cls, b, i)
+        upper_then_any::<C>(cls, b, i)
     } else {
         None
     }
@@ -381,6 +427,8 @@ mod tests {
             (patterns::CL100K, Scanner::Cl100k),
             (patterns::O200K, Scanner::O200k),
             (patterns::LLAMA3, Scanner::Llama3),
+            (patterns::TEKKEN, Scanner::Tekken),
+            (patterns::QWEN2, Scanner::Qwen2),
         ] {
             assert_eq!(Pretokenizer::new(pattern).unwrap().scanner(), Some(scanner));
         }
@@ -433,6 +481,29 @@ mod tests {
         assert_eq!(p("中A"), ["中", "A"]);
         assert_eq!(p("\u{301}A"), ["\u{301}", "A"]);
         assert_eq!(p("a/b!/\n/c"), ["a", "/b", "!/\n/", "c"]);
+        assert_eq!(p("x \n  "), ["x", " \n", "  "]);
+    }
+
+    #[test]
+    fn tekken_examples() {
+        let p = |t| pieces(patterns::TEKKEN, t);
+        assert_eq!(
+            p("HelloWorld DON'T don't 2024"),
+            [
+                "Hello", "World", " DON", "'T", " don", "'t", " ", "2", "0", "2", "4"
+            ]
+        );
+        assert_eq!(p("中A"), ["中", "A"]);
+        assert_eq!(p("a/b!/\n/c"), ["a", "/b", "!/\n/", "c"]);
+    }
+
+    #[test]
+    fn qwen2_examples() {
+        let p = |t| pieces(patterns::QWEN2, t);
+        assert_eq!(
+            p("HelloWorld don't 2024"),
+            ["HelloWorld", " don", "'t", " ", "2", "0", "2", "4"]
+        );
         assert_eq!(p("x \n  "), ["x", " \n", "  "]);
     }
 }

@@ -141,6 +141,7 @@ _KNOWN_RUST = (
     patterns.O200K,
     patterns.LLAMA3,
     patterns.QWEN2,
+    patterns.TEKKEN,
 )
 
 
