@@ -64,17 +64,23 @@ print(json.dumps({"size": os.path.getsize(out), "added": (peak - before) * 1024,
 """
 
 
-@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="needs Linux /proc")
-def test_loading_a_large_tokenizer_json_costs_a_small_multiple_of_it(tmp_path: Path) -> None:
+def _load_in_child(tmp_path: Path, entries: str, *key_size: str) -> dict[str, int]:
+    """CHILD's report for a generated file of `entries` entries (and one extra key's size)."""
     out = tmp_path / "tokenizer.json"
     run = subprocess.run(
-        [sys.executable, "-c", CHILD, "300000", str(out)],
+        [sys.executable, "-c", CHILD, entries, str(out), *key_size],
         capture_output=True,
         text=True,
         check=True,
         timeout=600,
     )
-    report = json.loads(run.stdout)
+    report: dict[str, int] = json.loads(run.stdout)
+    return report
+
+
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="needs Linux /proc")
+def test_loading_a_large_tokenizer_json_costs_a_small_multiple_of_it(tmp_path: Path) -> None:
+    report = _load_in_child(tmp_path, "300000")
     assert report["n_vocab"] == 300_000
     # Measured about 14x with the core's tables (the built encoder's own tables are most of
     # it); parsed by Python, the same file cost about 30x.
@@ -85,15 +91,7 @@ def test_loading_a_large_tokenizer_json_costs_a_small_multiple_of_it(tmp_path: P
 def test_one_huge_key_costs_a_small_multiple_of_the_file(tmp_path: Path) -> None:
     # A 16 MB key that no merge makes: it is never merged, neither for the whole-piece table
     # nor for the long-piece search (merging it cost about 50 bytes per byte, 41 s for 50 MB).
-    out = tmp_path / "tokenizer.json"
-    run = subprocess.run(
-        [sys.executable, "-c", CHILD, "2000", str(out), "16000000"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=600,
-    )
-    report = json.loads(run.stdout)
+    report = _load_in_child(tmp_path, "2000", "16000000")
     assert report["n_vocab"] == 2001
     assert report["size"] > 16_000_000
     assert report["long_piece"] > 1  # the key is no token of any text
