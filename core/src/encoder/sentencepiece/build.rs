@@ -205,6 +205,7 @@ impl SentencePieceEncoder {
                 unused,
                 has_unused,
                 user,
+                joins: None,
             });
             let strings = spec.pieces.iter().filter(|p| p.2.mergeable());
             (
@@ -262,14 +263,54 @@ impl SentencePieceEncoder {
             cut,
             joinable: pairs_safe.then_some(joinable),
             cacheable: !has_unused,
+            char_ids: Box::default(),
             decoder: spec.decoder,
             unk_surface: spec.unk_surface,
             tokens,
             owner: crate::merge::cache::new_owner(),
             pieces: spec.pieces,
         };
+        let joins = encoder.join_table();
+        if let Some(rules) = encoder.score.as_mut() {
+            rules.joins = joins;
+        }
         encoder.whole = encoder.whole_pieces();
+        encoder.char_ids = encoder.char_table();
         Ok(encoder)
+    }
+
+    /// The score rule's joins by the ids of their two sides, so that a merge looks up a pair of
+    /// ids instead of the bytes they spell. Exact when every character of a piece of two or more
+    /// is a piece itself (then a symbol without an id joins nothing, by either lookup); `None`
+    /// otherwise, and with UNUSED pieces, whose joins the merge must record.
+    fn join_table(&self) -> Option<FxHashMap<u64, u64>> {
+        let rules = self.score.as_ref().filter(|r| !r.has_unused)?;
+        let mut joins = FxHashMap::default();
+        for (i, (piece, _, kind)) in self.pieces.iter().enumerate() {
+            let bytes = piece.as_bytes();
+            if !kind.mergeable() || self.lookup_in(bytes, bytes) != Some(i as Rank) {
+                continue;
+            }
+            let made = u64::from(rules.score_rank[i]) << 32 | i as u64;
+            for (at, c) in piece.char_indices().skip(1) {
+                let char_bytes = &bytes[at..at + c.len_utf8()];
+                self.lookup_in(bytes, char_bytes)?;
+                let (left, right) = (&bytes[..at], &bytes[at..]);
+                if let (Some(l), Some(r)) =
+                    (self.lookup_in(bytes, left), self.lookup_in(bytes, right))
+                {
+                    joins.insert(u64::from(l) << 32 | u64::from(r), made);
+                }
+            }
+            if let Some(c) = piece
+                .chars()
+                .next()
+                .filter(|_| piece.chars().nth(1).is_some())
+            {
+                self.lookup_in(bytes, &bytes[..c.len_utf8()])?;
+            }
+        }
+        Some(joins)
     }
 
     /// By id: whether the piece's text, merged alone, is the piece itself (then a chunk that

@@ -12,11 +12,13 @@ use crate::Rank;
 
 const SLOTS: usize = 8192;
 /// Chunks of this many bytes at most are cached.
-pub(super) const MAX_CHUNK: usize = 24;
+pub(super) const MAX_CHUNK: usize = 32;
 /// Chunks that merge into more ids than this are not cached.
 const MAX_IDS: usize = 6;
 
+/// 64 bytes: one cache line.
 #[derive(Clone, Copy)]
+#[repr(C, align(64))]
 struct Entry {
     key: [u8; MAX_CHUNK],
     len: u8,
@@ -90,6 +92,7 @@ fn slot(key: &[u8; MAX_CHUNK], len: usize, owner: u32) -> usize {
     let mixed = (word(0).wrapping_mul(0x9E37_79B9_7F4A_7C15)
         ^ word(8).rotate_left(21)
         ^ word(16).rotate_left(42)
+        ^ word(24).rotate_left(11)
         ^ (len as u64) << 56
         ^ u64::from(owner))
     .wrapping_mul(0x9E37_79B9_7F4A_7C15);

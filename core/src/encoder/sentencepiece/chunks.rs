@@ -14,6 +14,7 @@
 //!   one long chunk of failed lookups).
 
 use super::SentencePieceEncoder;
+use super::char_table::code_point;
 use super::merge::char_len;
 
 /// Where the whitespace rule cuts.
@@ -48,7 +49,7 @@ pub(super) struct PairRule {
 
 impl PairRule {
     #[inline(always)]
-    pub(super) fn is_lone(&self, c: char) -> bool {
+    pub(super) fn is_lone(&self, c: u32) -> bool {
         let c = c as usize;
         c < LONE_LIMIT && self.joins[c / 64] & (1 << (c % 64)) == 0
     }
@@ -119,9 +120,7 @@ impl SentencePieceEncoder {
                 (usize::from(b), 1)
             } else {
                 let len = char_len(b);
-                let lone = joinable.is_some_and(|rule| {
-                    norm[at..].chars().next().is_some_and(|ch| rule.is_lone(ch))
-                });
+                let lone = joinable.is_some_and(|rule| rule.is_lone(code_point(&bytes[at..], len)));
                 (if lone { LONE } else { OTHER }, len)
             };
             if at > start {

@@ -42,8 +42,10 @@ pub(super) struct MergeScratch {
     /// UNUSED piece id -> the (start, len) of the two parts that last made it.
     rev: FxHashMap<Rank, [(u32, u32); 2]>,
     stack: Vec<(u32, u32)>,
-    /// By symbol: its best join with its right neighbour (the flat merge of short chunks).
+    /// By symbol: its best join with its right neighbour (the flat merge of short chunks), and
+    /// that join's priority alone, scanned for the least.
     flat: Vec<(u64, u32, Rank)>,
+    priority: Vec<u64>,
 }
 
 /// Chunks of at most this many symbols merge by scanning, not with the queue.
@@ -115,11 +117,17 @@ impl SentencePieceEncoder {
         let Some(rules) = &self.score else { return };
         s.symbols.clear();
         s.rev.clear();
+        let joins = rules.joins.as_ref();
+        // With the join table a character's symbol starts with its id (NONE: it joins nothing).
         let push_chars = |symbols: &mut Vec<Symbol>, from: usize, to: usize| {
             let mut at = from;
             while at < to {
                 let len = char_len(bytes[at]).min(to - at);
-                symbols.push(symbol(at, len, NONE, false));
+                let id = match joins {
+                    Some(_) => self.lookup_in(bytes, &bytes[at..at + len]).unwrap_or(NONE),
+                    None => NONE,
+                };
+                symbols.push(symbol(at, len, id, false));
                 at += len;
             }
         };
@@ -143,6 +151,7 @@ impl SentencePieceEncoder {
             rev,
             stack,
             flat,
+            priority,
         } = s;
         // The join of `left` and `right` if it is a piece: (priority, size, id).
         let mut consider = |symbols: &[Symbol], left: u32, right: u32| {
@@ -152,6 +161,14 @@ impl SentencePieceEncoder {
             let (l, r) = (symbols[left as usize], symbols[right as usize]);
             if l.frozen || r.frozen {
                 return None;
+            }
+            if let Some(joins) = joins {
+                if l.id == NONE || r.id == NONE {
+                    return None;
+                }
+                let made = *joins.get(&(u64::from(l.id) << 32 | u64::from(r.id)))?;
+                let priority = made & !0xFFFF_FFFF | u64::from(left);
+                return Some((priority, l.len + r.len, made as Rank));
             }
             let (start, end) = (l.start as usize, (r.start + r.len) as usize);
             let id = self.lookup_in(bytes, &bytes[start..end])?;
@@ -177,25 +194,34 @@ impl SentencePieceEncoder {
         if n <= FLAT_MAX {
             // Few symbols: the best join of each symbol with its right neighbour, scanned for
             // the best overall; the same joins in the same order as the queue below.
-            const NO_JOIN: (u64, u32, Rank) = (u64::MAX, 0, 0);
+            // A priority's low half is its left symbol, so the least one names the join.
             flat.clear();
-            flat.resize(n, NO_JOIN);
+            flat.resize(n, (u64::MAX, 0, 0));
             for i in 1..n as u32 {
-                flat[i as usize - 1] = consider(symbols, i - 1, i).unwrap_or(NO_JOIN);
+                if let Some(join) = consider(symbols, i - 1, i) {
+                    flat[i as usize - 1] = join;
+                }
             }
-            while let Some((left, &(_, size, id))) = flat
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| c.0 != u64::MAX)
-                .min_by_key(|(_, c)| c.0)
-            {
+            priority.clear();
+            priority.extend(flat.iter().map(|c| c.0));
+            loop {
+                let best = priority.iter().copied().fold(u64::MAX, u64::min);
+                if best == u64::MAX {
+                    break;
+                }
+                let left = (best & 0xFFFF_FFFF) as usize;
+                let (_, size, id) = flat[left];
                 let right = symbols[left].next as usize;
-                flat[right] = NO_JOIN;
+                priority[right] = u64::MAX;
                 let (before, after) = join(symbols, left, size, id);
-                flat[left] = consider(symbols, left as u32, after).unwrap_or(NO_JOIN);
+                let mut reconsider = |at: usize, join: Option<(u64, u32, Rank)>| {
+                    let join = join.unwrap_or((u64::MAX, 0, 0));
+                    flat[at] = join;
+                    priority[at] = join.0;
+                };
+                reconsider(left, consider(symbols, left as u32, after));
                 if before != NONE {
-                    flat[before as usize] =
-                        consider(symbols, before, left as u32).unwrap_or(NO_JOIN);
+                    reconsider(before as usize, consider(symbols, before, left as u32));
                 }
             }
         } else {

@@ -17,6 +17,7 @@ use crate::{Error, Rank};
 
 mod build;
 mod cache;
+mod char_table;
 mod chunks;
 mod decode;
 mod merge;
@@ -156,6 +157,9 @@ struct ScoreRules {
     has_unused: bool,
     /// The USER_DEFINED pieces, matched longest first.
     user: Option<AhoCorasick>,
+    /// `(left id << 32 | right id)` -> `(score rank << 32 | id)` of every piece that two
+    /// pieces spell; `None` where a symbol without an id could still join (see `join_table`).
+    joins: Option<FxHashMap<u64, u64>>,
 }
 
 /// A SentencePiece BPE encoder (see the module documentation).
@@ -190,6 +194,9 @@ pub struct SentencePieceEncoder {
     /// Whether chunks may be cached (not when UNUSED pieces make results depend on the whole
     /// text).
     cacheable: bool,
+    /// By code point from U+0080 below U+10000: what a chunk of that one character encodes to
+    /// (see `char_table.rs`); empty when chunks are not cacheable.
+    char_ids: Box<[Rank]>,
     decoder: DecoderKind,
     unk_surface: String,
     tokens: Tokens,
@@ -280,6 +287,12 @@ impl SentencePieceEncoder {
         out: &mut Vec<Rank>,
     ) {
         let bytes = chunk.as_bytes();
+        // One character (not ASCII): the table, which agrees with every path below.
+        let first = bytes.first().copied().unwrap_or(0);
+        let one_char = first >= 0x80 && bytes.len() == char_len(first);
+        if one_char && self.push_char_ids(bytes, out) {
+            return;
+        }
         if self.ignore_merges && self.cut == Cut::EverySpace {
             if let Some(id) = self.lookup_in(bytes, bytes) {
                 out.push(id);
@@ -289,8 +302,6 @@ impl SentencePieceEncoder {
         if !self.cacheable {
             return self.merge_chunk(chunk, scratch, out);
         }
-        let first = bytes.first().copied().unwrap_or(0);
-        let one_char = first >= 0x80 && bytes.len() == char_len(first);
         match (cache, chunk.chars().next().filter(|_| one_char)) {
             (Some(cache), Some(ch)) => {
                 cache.get_or_merge_char(self.owner, ch, out, |cache, out| {

@@ -43,12 +43,17 @@ fn letters() -> Vec<(&'static str, f32, PieceKind)> {
     ]
 }
 
-/// The same encoder, cutting nowhere and caching nothing.
+/// The same encoder, cutting nowhere, caching nothing, with neither the character table nor
+/// the join table: every chunk merged by looking up the bytes of each pair.
 fn uncut(enc: &SentencePieceEncoder) -> SentencePieceEncoder {
     let mut plain = enc.clone();
     plain.cut = Cut::Nowhere;
     plain.joinable = None;
     plain.cacheable = false;
+    plain.char_ids = Box::default();
+    if let Some(rules) = plain.score.as_mut() {
+        rules.joins = None;
+    }
     plain
 }
 
@@ -255,7 +260,9 @@ fn cutting_and_caching_change_nothing() {
         .joinable
         .as_ref()
         .unwrap_or_else(|| panic!("no pair rule"));
-    assert!(!rule.is_lone('é') && rule.is_lone('ü') && rule.is_lone('ж'));
+    assert!(!rule.is_lone('é' as u32) && rule.is_lone('ü' as u32) && rule.is_lone('ж' as u32));
+    assert!(by_score.score.as_ref().is_some_and(|r| r.joins.is_some()));
+    assert!(!by_score.char_ids.is_empty());
     let by_rank = build(hf_spec());
     assert_eq!(by_rank.cut, Cut::BeforeSpace);
     // Longer than the flat merge takes: uncut, these go through the heap.
@@ -334,4 +341,49 @@ fn piece_lookups() {
     assert_eq!(enc.piece_to_id("zz"), None);
     assert_eq!(enc.id_to_piece(3), Some(R.to_string().as_str()));
     assert_eq!(enc.encode_single_token(b" "), Some(3));
+}
+
+#[test]
+fn pieces_spelled_with_characters_that_are_no_piece_still_join() {
+    // "xy" and "_xy" are pieces, "x" and "y" are not: no join table (a symbol without an id
+    // would join nothing), and the bytes lookup makes them.
+    let mut v = letters();
+    v.extend([("xy", -1.0, N), ("_xy", -0.5, N), ("ab", -2.0, N)]);
+    let enc = build(spec(&v));
+    assert!(enc.score.as_ref().is_some_and(|r| r.joins.is_none()));
+    let plain = uncut(&enc);
+    for t in ["xy", "x y", "abxyab xy", "yx", "x"] {
+        assert_eq!(ids(&enc, t), ids(&plain, t), "{t:?}");
+    }
+    assert_eq!(ids(&enc, "xy"), vec![8]);
+    assert_eq!(ids(&enc, "x"), vec![3, 0]);
+}
+
+#[test]
+fn the_character_table_agrees_with_the_merge() {
+    // Byte fallback, pieces of one and two characters beyond ASCII, an unknown character.
+    let mut v = letters();
+    v.extend([
+        ("é", -9.0, N),
+        ("ж", -9.0, N),
+        ("жж", -1.0, N),
+        ("_ж", -2.0, N),
+    ]);
+    v.extend((0..=255u8).map(|b| {
+        let name: &'static str = format!("<0x{b:02X}>").leak();
+        (name, 0.0, PieceKind::Byte)
+    }));
+    for byte_fallback in [false, true] {
+        let mut s = spec(&v);
+        s.byte_fallback = byte_fallback;
+        let enc = build(s);
+        let plain = uncut(&enc);
+        for t in ["é", "ж", "жж ж", "中", "é中ж", "ü", "\u{2581}", "a中b"] {
+            assert_eq!(
+                ids(&enc, t),
+                ids(&plain, t),
+                "{t:?} byte_fallback {byte_fallback}"
+            );
+        }
+    }
 }
