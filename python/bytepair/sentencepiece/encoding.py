@@ -180,13 +180,14 @@ class SentencePieceEncoding(Encoding):
     ) -> npt.NDArray[np.uint32]:
         import numpy as np
 
-        ids = self._encode_general(
-            text,
-            allowed_special=allowed_special,
-            disallowed_special=disallowed_special,
-            add_special_tokens=add_special_tokens,
+        # The core fills the array: no Python int per id, no list on the way.
+        ids = self._run(self._core.encode_to_numpy, text, allowed_special, disallowed_special)
+        head, tail = self._ends(add_special_tokens)
+        if not head and not tail:
+            return ids
+        return np.concatenate(
+            (np.asarray(head, dtype=np.uint32), ids, np.asarray(tail, dtype=np.uint32))
         )
-        return np.asarray(ids, dtype=np.uint32)
 
     def encode_batch(
         self,

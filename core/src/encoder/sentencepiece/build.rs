@@ -4,7 +4,8 @@
 use rustc_hash::FxHashMap;
 
 use super::chunks::{Cut, adjacent_pairs};
-use super::merge::{MergeScratch, NONE};
+use super::join_table::JoinTable;
+use super::merge::{FLAT_RANK_LIMIT, MergeScratch, NONE};
 use super::normalize::Normalizer;
 use super::{PieceKind, Prepend, ScoreRules, SentencePieceEncoder, SentencePieceSpec};
 use crate::vocab::by_id::{MAX_ID, TokenBytes};
@@ -206,6 +207,7 @@ impl SentencePieceEncoder {
                 has_unused,
                 user,
                 joins: None,
+                flat_keys_fit: scores.len() < FLAT_RANK_LIMIT as usize,
             });
             let strings = spec.pieces.iter().filter(|p| p.2.mergeable());
             (
@@ -264,6 +266,7 @@ impl SentencePieceEncoder {
             joinable: pairs_safe.then_some(joinable),
             cacheable: !has_unused,
             char_ids: Box::default(),
+            char_pieces: Box::default(),
             decoder: spec.decoder,
             unk_surface: spec.unk_surface,
             tokens,
@@ -271,6 +274,9 @@ impl SentencePieceEncoder {
             pieces: spec.pieces,
         };
         let joins = encoder.join_table();
+        if joins.is_some() {
+            encoder.char_pieces = encoder.char_piece_table();
+        }
         if let Some(rules) = encoder.score.as_mut() {
             rules.joins = joins;
         }
@@ -283,15 +289,14 @@ impl SentencePieceEncoder {
     /// ids instead of the bytes they spell. Exact when every character of a piece of two or more
     /// is a piece itself (then a symbol without an id joins nothing, by either lookup); `None`
     /// otherwise, and with UNUSED pieces, whose joins the merge must record.
-    fn join_table(&self) -> Option<FxHashMap<u64, u64>> {
+    fn join_table(&self) -> Option<JoinTable> {
         let rules = self.score.as_ref().filter(|r| !r.has_unused)?;
-        let mut joins = FxHashMap::default();
+        let mut joins = Vec::new();
         for (i, (piece, _, kind)) in self.pieces.iter().enumerate() {
             let bytes = piece.as_bytes();
             if !kind.mergeable() || self.lookup_in(bytes, bytes) != Some(i as Rank) {
                 continue;
             }
-            let made = u64::from(rules.score_rank[i]) << 32 | i as u64;
             for (at, c) in piece.char_indices().skip(1) {
                 let char_bytes = &bytes[at..at + c.len_utf8()];
                 self.lookup_in(bytes, char_bytes)?;
@@ -299,7 +304,7 @@ impl SentencePieceEncoder {
                 if let (Some(l), Some(r)) =
                     (self.lookup_in(bytes, left), self.lookup_in(bytes, right))
                 {
-                    joins.insert(u64::from(l) << 32 | u64::from(r), made);
+                    joins.push((l, r, rules.score_rank[i], i as Rank));
                 }
             }
             if let Some(c) = piece
@@ -310,7 +315,7 @@ impl SentencePieceEncoder {
                 self.lookup_in(bytes, &bytes[..c.len_utf8()])?;
             }
         }
-        Some(joins)
+        Some(JoinTable::new(joins))
     }
 
     /// By id: whether the piece's text, merged alone, is the piece itself (then a chunk that

@@ -82,17 +82,30 @@ fn key_of(chunk: &[u8]) -> [u8; MAX_CHUNK] {
     key
 }
 
+/// The key's bytes as four words (an array comparison would call `memcmp`).
 #[inline(always)]
-fn slot(key: &[u8; MAX_CHUNK], len: usize, owner: u32) -> usize {
+fn words(key: &[u8; MAX_CHUNK]) -> [u64; 4] {
     let word = |i: usize| {
         let mut w = [0u8; 8];
         w.copy_from_slice(&key[i..i + 8]);
         u64::from_le_bytes(w)
     };
-    let mixed = (word(0).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        ^ word(8).rotate_left(21)
-        ^ word(16).rotate_left(42)
-        ^ word(24).rotate_left(11)
+    [word(0), word(8), word(16), word(24)]
+}
+
+#[inline(always)]
+fn same_key(a: &[u8; MAX_CHUNK], b: &[u8; MAX_CHUNK]) -> bool {
+    let (a, b) = (words(a), words(b));
+    (a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3]) == 0
+}
+
+#[inline(always)]
+fn slot(key: &[u8; MAX_CHUNK], len: usize, owner: u32) -> usize {
+    let [a, b, c, d] = words(key);
+    let mixed = (a.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ b.rotate_left(21)
+        ^ c.rotate_left(42)
+        ^ d.rotate_left(11)
         ^ (len as u64) << 56
         ^ u64::from(owner))
     .wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -112,7 +125,10 @@ impl ChunkCache {
     ) {
         let key = key_of(chunk);
         let entry = &mut self.entries[slot(&key, chunk.len(), owner)];
-        if entry.owner == owner && usize::from(entry.len) == chunk.len() && entry.key == key {
+        if entry.owner == owner
+            && usize::from(entry.len) == chunk.len()
+            && same_key(&entry.key, &key)
+        {
             out.extend_from_slice(&entry.ids[..usize::from(entry.count)]);
             return;
         }

@@ -17,6 +17,31 @@ const END: u32 = 0x1_0000;
 const AS_BYTES: Rank = NONE - 1;
 
 impl SentencePieceEncoder {
+    /// By code point below U+10000: the mergeable piece of that one character, or [`NONE`].
+    /// The merge's symbols start as characters, each looked up once.
+    pub(super) fn char_piece_table(&self) -> Box<[Rank]> {
+        let mut buf = [0u8; 4];
+        (0..END)
+            .map(|code| match char::from_u32(code) {
+                Some(c) => {
+                    let bytes = c.encode_utf8(&mut buf).as_bytes();
+                    self.lookup_in(bytes, bytes).unwrap_or(NONE)
+                }
+                None => NONE,
+            })
+            .collect()
+    }
+
+    /// The mergeable piece of the character of `len` bytes at `at` in `text`, or [`NONE`].
+    #[inline(always)]
+    pub(super) fn char_piece(&self, text: &[u8], at: usize, len: usize) -> Rank {
+        let code = code_point(&text[at..], len);
+        match self.char_pieces.get(code as usize) {
+            Some(&id) => id,
+            None => self.lookup_in(text, &text[at..at + len]).unwrap_or(NONE),
+        }
+    }
+
     /// The table: one id, [`AS_BYTES`], or [`NONE`] where the encoding is anything else (the
     /// general path handles it).
     pub(super) fn char_table(&self) -> Box<[Rank]> {

@@ -106,22 +106,33 @@ impl SentencePieceEncoder {
             f(norm);
             return;
         }
-        let mut buf = [0u8; 4];
-        let space = self.cut_char.encode_utf8(&mut buf).as_bytes();
+        let space = self.cut_char as u32;
         let bytes = norm.as_bytes();
         let mut start = 0;
         let mut prev = OTHER;
         let mut at = 0;
         while at < bytes.len() {
             let b = bytes[at];
-            let (c, len) = if b == space[0] && bytes[at..].starts_with(space) {
-                (SPACE, space.len())
-            } else if b < 0x80 {
-                (usize::from(b), 1)
+            let (c, len) = if b < 0x80 {
+                (
+                    if u32::from(b) == space {
+                        SPACE
+                    } else {
+                        usize::from(b)
+                    },
+                    1,
+                )
             } else {
                 let len = char_len(b);
-                let lone = joinable.is_some_and(|rule| rule.is_lone(code_point(&bytes[at..], len)));
-                (if lone { LONE } else { OTHER }, len)
+                let code = code_point(&bytes[at..], len);
+                let class = if code == space {
+                    SPACE
+                } else if joinable.is_some_and(|rule| rule.is_lone(code)) {
+                    LONE
+                } else {
+                    OTHER
+                };
+                (class, len)
             };
             if at > start {
                 let by_space = match self.cut {

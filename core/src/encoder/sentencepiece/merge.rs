@@ -45,11 +45,15 @@ pub(super) struct MergeScratch {
     /// By symbol: its best join with its right neighbour (the flat merge of short chunks), and
     /// that join's priority alone, scanned for the least.
     flat: Vec<(u64, u32, Rank)>,
-    priority: Vec<u64>,
+    priority: Vec<u32>,
 }
 
 /// Chunks of at most this many symbols merge by scanning, not with the queue.
 const FLAT_MAX: usize = 24;
+/// The bits of a symbol's index in the scan's keys (`FLAT_MAX` fits).
+const FLAT_SYMBOL_BITS: u32 = 5;
+/// Score ranks below this leave room for the index in a 32-bit key.
+pub(super) const FLAT_RANK_LIMIT: u32 = 1 << (32 - FLAT_SYMBOL_BITS);
 
 thread_local! {
     static SCRATCH: RefCell<MergeScratch> = RefCell::new(MergeScratch::default());
@@ -124,7 +128,7 @@ impl SentencePieceEncoder {
             while at < to {
                 let len = char_len(bytes[at]).min(to - at);
                 let id = match joins {
-                    Some(_) => self.lookup_in(bytes, &bytes[at..at + len]).unwrap_or(NONE),
+                    Some(_) => self.char_piece(bytes, at, len),
                     None => NONE,
                 };
                 symbols.push(symbol(at, len, id, false));
@@ -166,9 +170,9 @@ impl SentencePieceEncoder {
                 if l.id == NONE || r.id == NONE {
                     return None;
                 }
-                let made = *joins.get(&(u64::from(l.id) << 32 | u64::from(r.id)))?;
-                let priority = made & !0xFFFF_FFFF | u64::from(left);
-                return Some((priority, l.len + r.len, made as Rank));
+                let (rank, id) = joins.get(l.id, r.id)?;
+                let priority = u64::from(rank) << 32 | u64::from(left);
+                return Some((priority, l.len + r.len, id));
             }
             let (start, end) = (l.start as usize, (r.start + r.len) as usize);
             let id = self.lookup_in(bytes, &bytes[start..end])?;
@@ -191,7 +195,7 @@ impl SentencePieceEncoder {
             (symbols[left].prev, after)
         };
         let n = symbols.len();
-        if n <= FLAT_MAX {
+        if n <= FLAT_MAX && rules.flat_keys_fit {
             // Few symbols: the best join of each symbol with its right neighbour, scanned for
             // the best overall; the same joins in the same order as the queue below.
             // A priority's low half is its left symbol, so the least one names the join.
@@ -202,22 +206,29 @@ impl SentencePieceEncoder {
                     flat[i as usize - 1] = join;
                 }
             }
+            // The scan compares 32-bit keys (score rank, then the symbol's 5 bits), which
+            // vectorise; `flat_keys_fit` says every score rank leaves room for them.
+            let short_key = |p: u64| ((p >> 32) << FLAT_SYMBOL_BITS | (p & 0xFFFF_FFFF)) as u32;
             priority.clear();
-            priority.extend(flat.iter().map(|c| c.0));
+            priority.extend(flat.iter().map(|c| short_key(c.0)));
             loop {
-                let best = priority.iter().copied().fold(u64::MAX, u64::min);
-                if best == u64::MAX {
+                let best = priority.iter().copied().fold(u32::MAX, u32::min);
+                if best == u32::MAX {
                     break;
                 }
-                let left = (best & 0xFFFF_FFFF) as usize;
+                let left = (best & ((1 << FLAT_SYMBOL_BITS) - 1)) as usize;
                 let (_, size, id) = flat[left];
                 let right = symbols[left].next as usize;
-                priority[right] = u64::MAX;
+                priority[right] = u32::MAX;
                 let (before, after) = join(symbols, left, size, id);
                 let mut reconsider = |at: usize, join: Option<(u64, u32, Rank)>| {
                     let join = join.unwrap_or((u64::MAX, 0, 0));
                     flat[at] = join;
-                    priority[at] = join.0;
+                    priority[at] = if join.0 == u64::MAX {
+                        u32::MAX
+                    } else {
+                        short_key(join.0)
+                    };
                 };
                 reconsider(left, consider(symbols, left as u32, after));
                 if before != NONE {

@@ -3,8 +3,10 @@
 //!
 //! Text is normalized (`normalize.rs`: whitespace escaped to the replacement character, the
 //! dummy prefix), cut into chunks that no merge can cross (`chunks.rs`), and each chunk merged
-//! (`merge.rs`) through a per-thread cache of chunks (`cache.rs`). Decoding follows the
-//! flavour's decoder (`decode.rs`). The vocabulary is checked and indexed in `build.rs`.
+//! (`merge.rs`) through a per-thread cache of chunks (`cache.rs`); chunks of one character come
+//! from a table by code point (`char_table.rs`), and the score rule looks its joins up by id
+//! (`join_table.rs`). Decoding follows the flavour's decoder (`decode.rs`). The vocabulary is
+//! checked and indexed in `build.rs`.
 
 use aho_corasick::AhoCorasick;
 use rustc_hash::FxHashMap;
@@ -20,6 +22,7 @@ mod cache;
 mod char_table;
 mod chunks;
 mod decode;
+mod join_table;
 mod merge;
 mod normalize;
 mod queue;
@@ -159,7 +162,10 @@ struct ScoreRules {
     user: Option<AhoCorasick>,
     /// `(left id << 32 | right id)` -> `(score rank << 32 | id)` of every piece that two
     /// pieces spell; `None` where a symbol without an id could still join (see `join_table`).
-    joins: Option<FxHashMap<u64, u64>>,
+    joins: Option<join_table::JoinTable>,
+    /// Whether every score rank is below `merge::FLAT_RANK_LIMIT` (short chunks then merge by
+    /// scanning 32-bit keys; else all by the queue).
+    flat_keys_fit: bool,
 }
 
 /// A SentencePiece BPE encoder (see the module documentation).
@@ -197,6 +203,9 @@ pub struct SentencePieceEncoder {
     /// By code point from U+0080 below U+10000: what a chunk of that one character encodes to
     /// (see `char_table.rs`); empty when chunks are not cacheable.
     char_ids: Box<[Rank]>,
+    /// By code point below U+10000: the mergeable piece of that character (`char_table.rs`);
+    /// empty without the score rule's join table.
+    char_pieces: Box<[Rank]>,
     decoder: DecoderKind,
     unk_surface: String,
     tokens: Tokens,

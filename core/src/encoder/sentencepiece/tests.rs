@@ -269,9 +269,15 @@ fn cutting_and_caching_change_nothing() {
     let long = texts.map(|t| t.repeat(5));
     for enc in [by_score, by_rank] {
         let plain = uncut(&enc);
+        // Every chunk through the queue, none through the flat scan.
+        let mut queued = plain.clone();
+        if let Some(rules) = queued.score.as_mut() {
+            rules.flat_keys_fit = false;
+        }
         for t in texts.iter().copied().chain(long.iter().map(String::as_str)) {
             for _ in 0..2 {
                 assert_eq!(ids(&enc, t), ids(&plain, t), "{t:?}");
+                assert_eq!(ids(&queued, t), ids(&plain, t), "{t:?}");
             }
         }
     }
