@@ -80,7 +80,12 @@ impl SentencePieceEncoder {
     /// where the table does not have them.
     #[inline(always)]
     pub(super) fn push_char_ids(&self, bytes: &[u8], out: &mut Vec<Rank>) -> bool {
-        let code = code_point(bytes, bytes.len());
+        self.push_ids_of_char(code_point(bytes, bytes.len()), bytes, out)
+    }
+
+    /// [`Self::push_char_ids`] of the character `code`, whose UTF-8 is `bytes`.
+    #[inline(always)]
+    pub(super) fn push_ids_of_char(&self, code: u32, bytes: &[u8], out: &mut Vec<Rank>) -> bool {
         let Some(&entry) = self.char_ids.get(code.wrapping_sub(FIRST) as usize) else {
             return false;
         };

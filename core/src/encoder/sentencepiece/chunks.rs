@@ -35,6 +35,8 @@ const OTHER: usize = 129;
 const CLASSES: usize = 129;
 /// A character outside the table that no string of two or more characters contains.
 const LONE: usize = 130;
+/// What [`SentencePieceEncoder::for_each_chunk`] passes for a chunk that is no lone character.
+pub(super) const NOT_LONE: u32 = u32::MAX;
 /// Characters from this code point on are never taken for lone (the bit set stops here).
 const LONE_LIMIT: usize = 0x3_0000;
 
@@ -99,11 +101,12 @@ pub(super) fn adjacent_pairs<S: AsRef<str>>(
 }
 
 impl SentencePieceEncoder {
-    /// Call `f` on each chunk of `norm`, in order.
-    pub(super) fn for_each_chunk(&self, norm: &str, mut f: impl FnMut(&str)) {
+    /// Call `f` on each chunk of `norm`, in order, with the code point of a chunk that is one
+    /// lone character ([`NOT_LONE`] for the others).
+    pub(super) fn for_each_chunk(&self, norm: &str, mut f: impl FnMut(&str, u32)) {
         let joinable = self.joinable.as_ref();
         if self.cut == Cut::Nowhere && joinable.is_none() {
-            f(norm);
+            f(norm, NOT_LONE);
             return;
         }
         let space = self.cut_char as u32;
@@ -125,14 +128,18 @@ impl SentencePieceEncoder {
             } else {
                 let len = char_len(b);
                 let code = code_point(&bytes[at..], len);
-                let class = if code == space {
-                    SPACE
-                } else if joinable.is_some_and(|rule| rule.is_lone(code)) {
-                    LONE
-                } else {
-                    OTHER
-                };
-                (class, len)
+                if code != space && joinable.is_some_and(|rule| rule.is_lone(code)) {
+                    // Cut on both sides: the chunk before it, then the character alone.
+                    if at > start {
+                        f(&norm[start..at], NOT_LONE);
+                    }
+                    f(&norm[at..at + len], code);
+                    at += len;
+                    start = at;
+                    prev = LONE;
+                    continue;
+                }
+                (if code == space { SPACE } else { OTHER }, len)
             };
             if at > start {
                 let by_space = match self.cut {
@@ -147,7 +154,7 @@ impl SentencePieceEncoder {
                         && c < OTHER
                         && joinable.is_some_and(|rule| !rule.pairs[prev * CLASSES + c]);
                 if by_space || by_pair {
-                    f(&norm[start..at]);
+                    f(&norm[start..at], NOT_LONE);
                     start = at;
                 }
             }
@@ -155,7 +162,7 @@ impl SentencePieceEncoder {
             at += len;
         }
         if start < bytes.len() {
-            f(&norm[start..]);
+            f(&norm[start..], NOT_LONE);
         }
     }
 }

@@ -271,9 +271,13 @@ impl SentencePieceEncoder {
         let segment_start = out.len();
         with_merge_scratch(|scratch| {
             cache::with_chunk_cache(|mut cache| {
-                self.for_each_chunk(norm, |chunk| {
+                self.for_each_chunk(norm, |chunk, lone| {
                     let before = out.len();
-                    self.encode_chunk(chunk, scratch, cache.as_deref_mut(), out);
+                    if lone == chunks::NOT_LONE
+                        || !self.push_ids_of_char(lone, chunk.as_bytes(), out)
+                    {
+                        self.encode_chunk(chunk, scratch, cache.as_deref_mut(), out);
+                    }
                     // A run of unknown characters across a cut is still one unknown id.
                     if self.fuse_unknown
                         && before > segment_start
