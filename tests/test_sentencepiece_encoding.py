@@ -72,6 +72,18 @@ def test_model_ids_and_decode_equal_sentencepiece(model: tuple) -> None:  # type
         assert enc.decode(ids) == sp.decode(ids)
 
 
+def test_long_runs_of_one_character_equal_sentencepiece(model: tuple) -> None:  # type: ignore[type-arg]
+    # Runs of one character long enough for the core's shortcut (64 characters and more),
+    # at lengths around the longest run piece (16 spaces), alone and between words.
+    enc, sp = model
+    texts = []
+    for n in [63, 64, 65, 79, 80, 81, 127, 128, 129, 1000, 4097]:
+        texts += [" " * n, "x" + " " * n + "y", "a" * n, "\u2581" * n, "é" * n, "中" * n]
+    texts.append(" " * 200_000)
+    for text in texts:
+        assert enc.encode_ordinary(text) == sp.encode(text), (text[:3], len(text))
+
+
 def test_tokenizer_json_ids_and_decode_equal_tokenizers(hf: tuple) -> None:  # type: ignore[type-arg]
     enc, tk = hf
     lines = _lines()

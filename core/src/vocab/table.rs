@@ -141,6 +141,12 @@ impl TokenTable {
         }
     }
 
+    /// The length in bytes of the longest token.
+    #[inline(always)]
+    pub fn max_len(&self) -> usize {
+        self.max_len
+    }
+
     /// One past the highest rank.
     #[inline(always)]
     pub fn rank_bound(&self) -> Rank {

@@ -16,6 +16,7 @@ use rustc_hash::FxHashMap;
 
 use super::SentencePieceEncoder;
 use super::queue::CandidateQueue;
+use super::uniform::UNIFORM_MIN_CHARS;
 use crate::Rank;
 
 pub(super) const NONE: u32 = u32::MAX;
@@ -119,6 +120,16 @@ impl SentencePieceEncoder {
     pub(super) fn merge_by_score(&self, chunk: &str, s: &mut MergeScratch, out: &mut Vec<Rank>) {
         let bytes = chunk.as_bytes();
         let Some(rules) = &self.score else { return };
+        if !rules.has_unused && rules.user.is_none() {
+            let unit = bytes.first().map_or(1, |&b| char_len(b));
+            if bytes.len() >= UNIFORM_MIN_CHARS * unit
+                && bytes.len() % unit == 0
+                && bytes[unit..] == bytes[..bytes.len() - unit]
+                && self.merge_uniform(bytes, unit, out)
+            {
+                return;
+            }
+        }
         s.symbols.clear();
         s.rev.clear();
         let joins = rules.joins.as_ref();

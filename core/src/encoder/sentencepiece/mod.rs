@@ -28,6 +28,7 @@ mod normalize;
 mod queue;
 #[cfg(test)]
 mod tests;
+mod uniform;
 
 use chunks::Cut;
 use merge::{NONE, char_len, with_merge_scratch};

@@ -53,6 +53,9 @@ fn uncut(enc: &SentencePieceEncoder) -> SentencePieceEncoder {
     plain.char_ids = Box::default();
     if let Some(rules) = plain.score.as_mut() {
         rules.joins = None;
+        // The merge takes its shortcut for one repeated character only without UNUSED pieces;
+        // marking some present (none is) makes it merge such chunks one join at a time.
+        rules.has_unused = true;
     }
     plain
 }
@@ -390,6 +393,38 @@ fn the_character_table_agrees_with_the_merge() {
                 ids(&plain, t),
                 "{t:?} byte_fallback {byte_fallback}"
             );
+        }
+    }
+}
+
+#[test]
+fn runs_of_one_character_take_the_stack_where_their_pieces_tie() {
+    // Pieces of "a" repeated with one score (the stack), with different scores (the queue),
+    // and with gaps in the lengths; runs around the shortcut's threshold and the pieces'.
+    let lengths: [&[usize]; 4] = [&[2, 3, 4, 5, 6, 7, 8], &[2, 4, 8], &[3, 5], &[2, 3, 7, 9]];
+    for (case, lens) in lengths.iter().enumerate() {
+        for tied in [true, false] {
+            let mut v = letters();
+            let runs: Vec<(String, f32)> = lens
+                .iter()
+                .map(|&n| ("a".repeat(n), if tied { -5.0 } else { -(n as f32) }))
+                .collect();
+            v.extend(runs.iter().map(|(p, s)| {
+                let p: &'static str = p.clone().leak();
+                (p, *s, N)
+            }));
+            let mut s = spec(&v);
+            s.prepend = Prepend::Never;
+            let enc = build(s);
+            let plain = uncut(&enc);
+            for n in [1, 2, 63, 64, 65, 100, 127, 128, 129, 1000, 4099] {
+                let t = "a".repeat(n);
+                assert_eq!(
+                    ids(&enc, &t),
+                    ids(&plain, &t),
+                    "case {case} tied {tied} n {n}"
+                );
+            }
         }
     }
 }
