@@ -217,8 +217,8 @@ impl SentencePieceEncoder {
                     flat[i as usize - 1] = join;
                 }
             }
-            // The scan compares 32-bit keys (score rank, then the symbol's 5 bits), which
-            // vectorise; `flat_keys_fit` says every score rank leaves room for them.
+            // The scan compares 32-bit keys (score rank, then the symbol's 5 bits), half the
+            // bytes of the full priorities; `flat_keys_fit` says every rank leaves room.
             let short_key = |p: u64| ((p >> 32) << FLAT_SYMBOL_BITS | (p & 0xFFFF_FFFF)) as u32;
             priority.clear();
             priority.extend(flat.iter().map(|c| short_key(c.0)));

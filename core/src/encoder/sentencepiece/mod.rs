@@ -161,8 +161,8 @@ struct ScoreRules {
     has_unused: bool,
     /// The USER_DEFINED pieces, matched longest first.
     user: Option<AhoCorasick>,
-    /// `(left id << 32 | right id)` -> `(score rank << 32 | id)` of every piece that two
-    /// pieces spell; `None` where a symbol without an id could still join (see `join_table`).
+    /// The score rank and id of every piece that two pieces spell, by their ids
+    /// (`join_table.rs`); `None` where a symbol without an id could still join.
     joins: Option<join_table::JoinTable>,
     /// Whether every score rank is below `merge::FLAT_RANK_LIMIT` (short chunks then merge by
     /// scanning 32-bit keys; else all by the queue).
