@@ -43,15 +43,38 @@ T = TypeVar("T")
 # ---- text -------------------------------------------------------------------------------------
 
 
+# A file without blank lines (the tatoeba files: one sentence per line) is cut into paragraphs
+# of whole lines of about this many bytes, the median paragraph of the files that have them.
+LINES_PER_PARAGRAPH_BYTES = 1000
+
+
 def paragraphs(category: str) -> list[str]:
-    """Every paragraph (blank-line separated) of a corpus category, files interleaved."""
+    """Every paragraph (blank-line separated) of a corpus category, files interleaved, so that
+    every run of paragraphs mixes all the files (for multilingual text, all the languages)."""
     per_file = []
     for path in sorted((CORPUS / category).glob("*")):
         text = path.read_text(encoding="utf-8")
-        per_file.append([p for p in text.split("\n\n") if p.strip()])
+        if "\n\n" in text:
+            per_file.append([p for p in text.split("\n\n") if p.strip()])
+        else:
+            per_file.append(line_paragraphs(text))
     out: list[str] = []
     for i in range(max(len(f) for f in per_file)):
         out.extend(f[i] for f in per_file if i < len(f))
+    return out
+
+
+def line_paragraphs(text: str) -> list[str]:
+    """``text``'s lines in consecutive groups of about ``LINES_PER_PARAGRAPH_BYTES`` bytes."""
+    out, current, size = [], [], 0
+    for line in text.split("\n"):
+        current.append(line)
+        size += len(line.encode("utf-8")) + 1
+        if size >= LINES_PER_PARAGRAPH_BYTES:
+            out.append("\n".join(current))
+            current, size = [], 0
+    if any(line.strip() for line in current):
+        out.append("\n".join(current))
     return out
 
 
@@ -79,8 +102,8 @@ def slices(paras: list[str], reps: int, target_bytes: int) -> list[list[str]]:
 def first_quarter(docs: list[str]) -> list[str]:
     """The first quarter of the text of ``docs``, the last paragraph cut where it runs out.
 
-    A quarter of the paragraphs would be nothing when the warm-up is one long document (the
-    multilingual corpus starts with a 2 MB file of sentences and no blank line).
+    A quarter of the paragraphs would be nothing when the warm-up is one long document (an
+    edge file of one long run).
     """
     budget = sum(len(d) for d in docs) // 4
     out = []
