@@ -35,7 +35,7 @@ from _report import write_section
 
 import bytepair
 from bytepair import registry
-from bytepair.distributed import count_pieces, engines, load_tokens, tokenize
+from bytepair.distributed import Workers, count_pieces, engines, load_tokens, tokenize
 from bytepair.train import count_pieces as count_pieces_one_process
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -242,6 +242,7 @@ def main() -> None:
     forkserver_s = time.perf_counter() - start
 
     rows: list[tuple[str, str, float, float | None]] = []  # (job, how, wall s, CPU s)
+    starts: dict[str, float | None] = {}  # what starting each kind of worker took, in s
     copy = fresh(enc)
     seconds, reference = timed(lambda: plain_loop(files, copy(), tmp / "plain.npy"))
     tokens = len(reference)
@@ -251,16 +252,17 @@ def main() -> None:
     assert np.array_equal(batch, reference)
     rows.append(("tokenize", "1 process, `encode_ordinary_batch`, 2 threads", *seconds))
 
-    def run_tokenize(engine: str, workers: int) -> None:
-        runs = iter(range(REPEAT))
+    folders = iter(range(10**6))
+
+    def run_tokenize(engine: str, workers: int, kept: Workers | None = None) -> None:
         seconds, out = timed(
             lambda: (
                 tokenize(
                     files,
                     enc,
-                    tmp / f"{engine}{workers}-{next(runs)}",  # a new folder: no shard to skip
-                    engine=engine,  # type: ignore[arg-type]
-                    num_workers=workers,
+                    tmp / f"{engine}{workers}-{next(folders)}",  # a new folder: no shard to skip
+                    engine=kept or engine,  # type: ignore[arg-type]
+                    num_workers=None if kept else workers,
                     shard_size=SHARD_SIZE,
                     show_progress=False,
                 ).directory
@@ -269,21 +271,30 @@ def main() -> None:
         got = load_tokens(out)
         assert np.array_equal(got.tokens, reference), f"{engine}/{workers} differs"
         cpu = seconds[1] if engine == "local" else None  # Ray workers are not our children
-        rows.append(("tokenize", f'`engine="{engine}"`, {workers} worker(s)', seconds[0], cpu))
+        rows.append(("tokenize", how(engine, workers, kept is not None), seconds[0], cpu))
 
-    def run_count(engine: str, workers: int) -> None:
+    def run_count(engine: str, workers: int, kept: Workers | None = None) -> None:
         seconds, _ = timed(
             lambda: count_pieces(
                 files,
                 pattern="o200k",
-                engine=engine,  # type: ignore[arg-type]
-                num_workers=workers,
+                engine=kept or engine,  # type: ignore[arg-type]
+                num_workers=None if kept else workers,
                 shard_size=SHARD_SIZE,
                 show_progress=False,
             )
         )
         cpu = seconds[1] if engine == "local" else None
-        rows.append(("count pieces", f'`engine="{engine}"`, {workers} worker(s)', seconds[0], cpu))
+        rows.append(("count pieces", how(engine, workers, kept is not None), seconds[0], cpu))
+
+    def run_kept(engine: str) -> None:
+        """Both jobs on workers started once (each job still sends its own job to them)."""
+        for workers in (1, 2):
+            start = time.perf_counter()
+            with Workers(engine, num_workers=workers) as kept:  # type: ignore[arg-type]
+                starts[f'`Workers("{engine}", {workers})`'] = time.perf_counter() - start
+                run_tokenize(engine, workers, kept)
+                run_count(engine, workers, kept)
 
     def plain_count() -> None:
         texts = []
@@ -298,6 +309,7 @@ def main() -> None:
     rows.append(("count pieces", "read, then `bytepair.train.count_pieces`, 1 thread", *seconds))
     for workers in (1, 2):
         run_count("local", workers)
+    run_kept("local")
     bound = two_process_bound()
 
     ray_init = None
@@ -313,15 +325,23 @@ def main() -> None:
             run_tokenize("ray", workers)
         for workers in (1, 2):
             run_count("ray", workers)
+        run_kept("ray")
         ray.shutdown()
 
     growth = piece_growth(paragraphs, args.vocab_size, tmp)
     load = max(load, os.getloadavg()[0])
-    starts = {"fork server": forkserver_s, "ray": ray_init}
+    starts["fork server"], starts["ray"] = forkserver_s, ray_init
     report = render(args, enc, len(files), docs, mb, tokens, rows, starts, bound, growth, load)
     print(report)
     if args.write:
         write_section(report, marker="distributed")
+
+
+def how(engine: str, workers: int, kept: bool) -> str:
+    """A row's label: a call that starts its workers, or one on workers started before."""
+    if kept:
+        return f'`Workers("{engine}", {workers})` started once'
+    return f'`engine="{engine}"`, {workers} worker(s)'
 
 
 def render(
@@ -371,6 +391,11 @@ def render(
         lines.append(
             f"Starting the local Ray cluster (`ray.init`, not in the table): {starts['ray']:.1f} s."
         )
+    kept = [f"{name} {t:.2f} s" for name, t in starts.items() if name.startswith("`Workers")]
+    lines.append(
+        "Starting the workers that the `started once` rows then run both jobs on (not in the "
+        f"table): {', '.join(kept)}."
+    )
     lines += ["", *scaling_summary(rows, bound)]
     rows_g = growth["rows"]
     lines += [
@@ -457,20 +482,22 @@ def scaling_summary(rows: list[tuple[str, str, float, float | None]], bound: flo
         "(raw) | 16 workers | 64 workers | serial fraction (vs bound) | 16 workers | 64 workers |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for engine in ("local", "ray"):
+    kinds = [(e, k) for e in ("local", "ray") for k in (None, "workers started once")]
+    for engine, kept in kinds:
         for job, prefix in baselines.items():
             base = next(
                 (t for (j, h), t in wall.items() if j == job and h.startswith(prefix)), None
             )
-            one = wall.get((job, f'`engine="{engine}"`, 1 worker(s)'))
-            two = wall.get((job, f'`engine="{engine}"`, 2 worker(s)'))
+            one = wall.get((job, how(engine, 1, kept is not None)))
+            two = wall.get((job, how(engine, 2, kept is not None)))
             if base is None or one is None or two is None:
                 continue
+            engine_text = engine if kept is None else f"{engine}, {kept}"
             speedup = one / two
             raw = amdahl_serial_fraction(speedup, 2)
             relative = amdahl_serial_fraction(min(2.0, 2 * speedup / bound), 2)
             lines.append(
-                f"| {engine} | {job} | {base / one:.2f}x | {speedup:.2f}x | {raw:.2f} "
+                f"| {engine_text} | {job} | {base / one:.2f}x | {speedup:.2f}x | {raw:.2f} "
                 f"| {amdahl(raw, 16):.1f}x | {amdahl(raw, 64):.1f}x | {relative:.2f} "
                 f"| {amdahl(relative, 16):.1f}x | {amdahl(relative, 64):.1f}x |"
             )

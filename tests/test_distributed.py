@@ -14,6 +14,7 @@ import pickle
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from bytepair import registry
 from bytepair.distributed import (
     InputError,
     Manifest,
+    Workers,
     count_pieces,
     load_tokens,
     tokenize,
@@ -150,6 +152,74 @@ def crashing(enc: bytepair.Encoding, marker: Path, trigger: str) -> CrashingEnco
     crash = CrashingEncoding.__new__(CrashingEncoding)
     crash.__setstate__({**enc.__getstate__(), "marker": str(marker), "trigger": trigger})
     return crash
+
+
+class RecordingEncoding(bytepair.Encoding):
+    """Appends the id of each process that encodes a batch to the file ``log``."""
+
+    log: str
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**super().__getstate__(), "log": self.log}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.log = state.pop("log")
+        super().__setstate__(state)
+
+    def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 1) -> Any:
+        with open(self.log, "a") as f:
+            f.write(f"{os.getpid()}\n")
+        return super().encode_ordinary_batch(text, num_threads=num_threads)
+
+
+def recording(enc: bytepair.Encoding, log: Path) -> RecordingEncoding:
+    record = RecordingEncoding.__new__(RecordingEncoding)
+    record.__setstate__({**enc.__getstate__(), "log": str(log)})
+    return record
+
+
+def worker_pid(seconds: float) -> int:
+    """A job's task: the process that ran it (after ``seconds``, so that every worker gets
+    some of the tasks)."""
+    time.sleep(seconds)
+    return os.getpid()
+
+
+def pids(workers: Workers) -> set[int]:
+    return {pid for _, pid in workers.run(worker_pid, [0.02] * 8)}
+
+
+def jobs_keep_their_workers(workers: Workers, tmp_path: Path, corpus: list[str]) -> None:
+    """Counts, tokenizes, fails on a bad input, crashes and tokenizes again on ``workers``:
+    each job's output as one process makes it, and no process started beyond the two that
+    each failure replaces (a process per job would be two more per job)."""
+    enc = registry.get_encoding("gpt2", vocab_dir=shared_path("vocab"))
+    docs = one_process_documents(corpus)
+    seen = pids(workers)
+    assert len(seen) <= 2
+    run: dict[str, Any] = dict(engine=workers, shard_size=SHARD_SIZE, show_progress=False)
+    counts = count_pieces(corpus, pattern="gpt2", **run)
+    assert counts.items() == count_pieces_one_process(docs, pattern="gpt2").items()
+    log = tmp_path / "pids"
+    tokenize(corpus, recording(enc, log), tmp_path / "a", **run)
+    assert as_lists(tmp_path / "a") == one_process_tokens(enc, docs)
+    assert {int(pid) for pid in log.read_text().split()} <= seen, "the job had its own workers"
+    seen |= pids(workers)
+    assert len(seen) <= 2
+    bad = tmp_path / "zz_bad.jsonl"
+    bad.write_text('{"text": 12}\n')
+    with pytest.raises(InputError, match=r"zz_bad\.jsonl:1: field 'text' is int"):
+        tokenize([*corpus, bad], enc, tmp_path / "b", **run)
+    marker = tmp_path / "crashed"
+    tokenize(corpus, crashing(enc, marker, trigger=docs[len(docs) // 2]), tmp_path / "c", **run)
+    assert marker.exists()
+    assert as_lists(tmp_path / "c") == one_process_tokens(enc, docs)
+    seen |= pids(workers)
+    assert len(seen) <= 6
+    with pytest.raises(ValueError, match="num_workers is set by the Workers"):
+        tokenize(corpus, enc, tmp_path / "d", num_workers=2, **run)
+    with pytest.raises(ValueError, match="max_retries is set by the Workers"):
+        count_pieces(corpus, max_retries=1, **run)
 
 
 # ---- what a document is, and shards ---------------------------------------------------------
@@ -490,6 +560,19 @@ def test_train_local_matches_bytepair_train(corpus: list[str]) -> None:
     ).items() == (count_pieces_one_process(files=txt, pattern="gpt2").items())
 
 
+@pytest.mark.slow
+def test_local_workers_are_kept_between_jobs(tmp_path: Path, corpus: list[str]) -> None:
+    with Workers("local", num_workers=2) as workers:
+        assert workers.num_workers == 2 and "'local'" in repr(workers)
+        jobs_keep_their_workers(workers, tmp_path, corpus)
+    with Workers("local", num_workers=0) as here:
+        assert pids(here) == {os.getpid()}
+    with pytest.raises(ValueError, match='engine must be "ray" or "local"'):
+        Workers("dask")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="num_workers must be an int >= 1"):
+        Workers("ray", num_workers=0)
+
+
 # ---- Hugging Face datasets ---------------------------------------------------------------------
 
 
@@ -590,3 +673,17 @@ def test_train_ray_matches_bytepair_train(ray_cluster: Any, corpus: list[str]) -
         show_progress=False,
     )
     assert got._mergeable_ranks == expected._mergeable_ranks
+
+
+@pytest.mark.slow
+def test_ray_workers_are_kept_between_jobs(
+    ray_cluster: Any, tmp_path: Path, corpus: list[str]
+) -> None:
+    with Workers("ray", num_workers=2) as workers:
+        assert workers.num_workers == 2
+        jobs_keep_their_workers(workers, tmp_path, corpus)
+    # Closed: the actors are gone, and their CPUs free again.
+    deadline = time.monotonic() + 30
+    while ray_cluster.available_resources().get("CPU", 0) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert ray_cluster.available_resources().get("CPU", 0) == 2

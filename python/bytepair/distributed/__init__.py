@@ -18,6 +18,8 @@ for runnable versions)::
 - :func:`train` counts pieces as a map-reduce across workers and learns the merges on this
   node: the merges of :func:`bytepair.train` on the same documents
   (:mod:`bytepair.distributed.training`); :func:`count_pieces` is the map-reduce alone.
+- :class:`Workers` keeps processes or Ray actors between jobs (``engine=workers``), so that
+  only the first job pays for starting them.
 - :class:`~bytepair.distributed.hf.DatasetEncoder` tokenizes a Hugging Face ``Dataset`` with
   ``map(batched=True, num_proc=N)``.
 
@@ -33,6 +35,7 @@ try:
 except ImportError:
     raise ImportError("bytepair.distributed needs numpy: pip install 'bytepair[ray]'") from None
 
+from bytepair.distributed.engines import Workers as Workers
 from bytepair.distributed.hf import DatasetEncoder as DatasetEncoder
 from bytepair.distributed.inputs import InputError as InputError
 from bytepair.distributed.shards import Manifest as Manifest
@@ -49,6 +52,7 @@ __all__ = [
     "Manifest",
     "ShardInfo",
     "Tokens",
+    "Workers",
     "count_pieces",
     "load_tokens",
     "tokenize",

@@ -25,7 +25,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bytepair.distributed.tokenizing import check_positive, resolve_eot
+from bytepair.distributed.engines import check_positive
+from bytepair.distributed.tokenizing import resolve_eot
 from bytepair.encoding import Encoding
 
 

@@ -17,7 +17,7 @@ from bytepair import _core
 from bytepair._arguments import utf8_safe
 from bytepair._progress import progress_bar
 from bytepair.distributed import engines
-from bytepair.distributed.engines import Engine
+from bytepair.distributed.engines import Engine, Workers, check_positive, worker_options
 from bytepair.distributed.inputs import (
     SAMPLE_BY,
     Format,
@@ -44,17 +44,6 @@ from bytepair.encoding import Encoding
 
 DEFAULT_SHARD_SIZE = 64 << 20
 _BATCH_CHARS = 1 << 20  # documents are encoded in batches of about this many characters
-
-
-def check_engine(engine: object) -> None:
-    if engine not in ("ray", "local"):
-        raise ValueError(f'engine must be "ray" or "local", got {engine!r}')
-
-
-def check_positive(name: str, value: object, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
-    return value
 
 
 def resolve_dtype(encoding: Encoding, dtype: npt.DTypeLike | None) -> np.dtype[Any]:
@@ -218,7 +207,7 @@ def tokenize(
     output_dir: str | os.PathLike[str],
     *,
     text_field: str = "text",
-    engine: Engine = "ray",
+    engine: Engine | Workers = "ray",
     num_workers: int | None = None,
     append_eot: bool | str = True,
     dtype: npt.DTypeLike | None = None,
@@ -226,8 +215,8 @@ def tokenize(
     sample_by: SampleBy = "document",
     format: Format | None = None,
     decode_errors: str = "strict",
-    threads_per_worker: int = 1,
-    max_retries: int = 3,
+    threads_per_worker: int | None = None,
+    max_retries: int | None = None,
     show_progress: bool = True,
     overwrite: bool = False,
     filesystem: Any = None,
@@ -241,9 +230,11 @@ def tokenize(
         output_dir: where shards and ``manifest.json`` go (on a cluster: storage every node
             mounts). One job at a time per folder.
         text_field: the JSON field or parquet column holding the text.
-        engine: ``"ray"`` (the cluster ``RAY_ADDRESS`` names, or a local one) or ``"local"``
-            (processes on this machine, no Ray needed; they are started fresh ("spawn") and
-            import the calling script, so call this under ``if __name__ == "__main__":``).
+        engine: ``"ray"`` (the cluster ``RAY_ADDRESS`` names, or a local one), ``"local"``
+            (processes on this machine, no Ray needed; they import the calling script, so call
+            this under ``if __name__ == "__main__":``), both started for this call, or a
+            :class:`~bytepair.distributed.Workers` already started (which then also sets
+            ``num_workers``, ``threads_per_worker`` and ``max_retries``).
         num_workers: worker processes or actors (default: all CPUs, ``// threads_per_worker``);
             with ``engine="local"``, 0 runs in this process.
         append_eot: append ``<|endoftext|>`` after each document (``True``), nothing
@@ -256,8 +247,9 @@ def tokenize(
         format: ``"jsonl"``, ``"parquet"`` or ``"txt"`` for every input, overriding names.
         decode_errors: for bytes that are not UTF-8: ``"strict"`` (an error naming file and
             line), ``"replace"`` or ``"ignore"``.
-        threads_per_worker: encoding threads (and CPUs reserved) per worker.
-        max_retries: how often a worker that died is replaced and its shard retried.
+        threads_per_worker: encoding threads (and CPUs reserved) per worker (default 1).
+        max_retries: how often a worker that died is replaced and its shard retried (default
+            3).
         show_progress: a progress bar over input bytes (needs ``tqdm``).
         overwrite: replace the output of a job with another encoding or other options in
             ``output_dir`` (else that is an error). A re-run of the same job after inputs were
@@ -273,14 +265,10 @@ def tokenize(
     """
     if not isinstance(encoding, Encoding):
         raise TypeError(f"encoding must be a bytepair.Encoding, got {type(encoding).__name__}")
-    check_engine(engine)
+    threads, retries = worker_options(engine, num_workers, threads_per_worker, max_retries)
     if sample_by not in SAMPLE_BY:
         raise ValueError(f"sample_by must be one of {SAMPLE_BY}, got {sample_by!r}")
     check_positive("shard_size", shard_size)
-    check_positive("threads_per_worker", threads_per_worker)
-    check_positive("max_retries", max_retries, 0)
-    if num_workers is not None:
-        check_positive("num_workers", num_workers, 0 if engine == "local" else 1)
     "".encode("utf-8", errors=decode_errors)  # LookupError now for an unknown handler
     dt = resolve_dtype(encoding, dtype)
     eot = resolve_eot(encoding, append_eot)
@@ -332,7 +320,7 @@ def tokenize(
         dtype=dt.str,
         eot=eot,
         job=job_id,
-        num_threads=threads_per_worker,
+        num_threads=threads,
     )
     total = sum(s.size for s in todo)
     with progress_bar("tokenizing", total, enabled=show_progress and bool(todo)) as advance:
@@ -341,8 +329,8 @@ def tokenize(
             todo,
             engine=engine,
             num_workers=num_workers,
-            threads_per_worker=threads_per_worker,
-            max_retries=max_retries,
+            threads_per_worker=threads,
+            max_retries=retries,
         ):
             records[todo[i].index] = record
             if advance is not None:

@@ -32,7 +32,7 @@ from typing import Any, Literal
 from bytepair import _core
 from bytepair._progress import progress_bar
 from bytepair.distributed import engines
-from bytepair.distributed.engines import Engine
+from bytepair.distributed.engines import Engine, Workers, check_positive, worker_options
 from bytepair.distributed.inputs import (
     SAMPLE_BY,
     Format,
@@ -43,7 +43,7 @@ from bytepair.distributed.inputs import (
     list_inputs,
     plan_shards,
 )
-from bytepair.distributed.tokenizing import DEFAULT_SHARD_SIZE, check_engine, check_positive
+from bytepair.distributed.tokenizing import DEFAULT_SHARD_SIZE
 from bytepair.encoding import Encoding
 from bytepair.patterns import resolve_pattern
 from bytepair.train import TrainOptions
@@ -85,15 +85,15 @@ def count_pieces(
     inputs: Inputs,
     *,
     pattern: str = "o200k",
-    engine: Engine = "ray",
+    engine: Engine | Workers = "ray",
     num_workers: int | None = None,
     text_field: str = "text",
     sample_by: SampleBy = "document",
     format: Format | None = None,
     shard_size: int = DEFAULT_SHARD_SIZE,
     decode_errors: str = "strict",
-    threads_per_worker: int = 1,
-    max_retries: int = 3,
+    threads_per_worker: int | None = None,
+    max_retries: int | None = None,
     show_progress: bool = True,
     filesystem: Any = None,
 ) -> _core.PieceCounter:
@@ -103,19 +103,17 @@ def count_pieces(
     :func:`~bytepair.distributed.tokenize`). The returned counter can be trained
     (``counter.train(...)``), merged with others, or inspected (``len``, ``items()``).
     """
-    check_engine(engine)
+    threads, retries = worker_options(engine, num_workers, threads_per_worker, max_retries)
     if sample_by not in SAMPLE_BY:
         raise ValueError(f"sample_by must be one of {SAMPLE_BY}, got {sample_by!r}")
     check_positive("shard_size", shard_size)
-    check_positive("threads_per_worker", threads_per_worker)
-    check_positive("max_retries", max_retries, 0)
     "".encode("utf-8", errors=decode_errors)
     pat = resolve_pattern(pattern)
     total = _core.PieceCounter(pat)  # also checks the pattern before any work starts
     engines.start_local_workers(engine, num_workers)
     files = list_inputs(inputs, format=format, filesystem=filesystem)
     shards = plan_shards(files, shard_size, sample_by)
-    job = CountJob(pat, Reader(files, text_field, sample_by, decode_errors), threads_per_worker)
+    job = CountJob(pat, Reader(files, text_field, sample_by, decode_errors), threads)
     size = sum(s.size for s in shards)
     with progress_bar("counting", size, enabled=show_progress) as advance:
         for i, counts in engines.run(
@@ -123,8 +121,8 @@ def count_pieces(
             shards,
             engine=engine,
             num_workers=num_workers,
-            threads_per_worker=threads_per_worker,
-            max_retries=max_retries,
+            threads_per_worker=threads,
+            max_retries=retries,
         ):
             total.add_serialized_counts(counts)
             if advance is not None:
@@ -138,7 +136,7 @@ def train(
     vocab_size: int,
     pattern: str = "o200k",
     special_tokens: Iterable[str] | None = None,
-    engine: Engine = "ray",
+    engine: Engine | Workers = "ray",
     num_workers: int | None = None,
     text_field: str = "text",
     sample_by: SampleBy = "document",
@@ -148,9 +146,9 @@ def train(
     tie_break: Literal["bytepair", "hf"] = "bytepair",
     name: str = "trained",
     decode_errors: str = "strict",
-    threads_per_worker: int = 1,
+    threads_per_worker: int | None = None,
     merge_threads: int | None = None,
-    max_retries: int = 3,
+    max_retries: int | None = None,
     show_progress: bool = True,
     filesystem: Any = None,
 ) -> Encoding:
