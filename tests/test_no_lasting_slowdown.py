@@ -1,7 +1,8 @@
-"""No input makes later calls slower, and no run of whitespace costs many times prose per byte.
+"""No input makes later calls slower, and no run costs many times prose per byte.
 
 The kinds: runs of one character and of a repeated unit of two to five (` \t`, `\r\n`,
-`\n    `), each at lengths around every threshold in the merge, and each at hundreds of
+`\n    `), and runs of one letter or mark after a space or before a newline (` aaaa`,
+`----\n`), each at lengths around every threshold in the merge, and each at hundreds of
 different lengths in one text (more than the per-thread cache of repeating pieces holds).
 
 Issue 31: once long pieces of Llama 3 added up to the backtracker's threshold, the merge of
@@ -51,6 +52,16 @@ CHILD = textwrap.dedent(
         random.Random(unit).shuffle(lengths)
         text = "".join((unit * n)[:n] + "a" for n in lengths)
         kinds[f"{unit!r}x16-699"] = per_byte(text)
+    # A run of one letter or mark after a space, or before a newline: the pattern's letter and
+    # punctuation rules make these one piece with the run (merge/uniform.rs, affixed runs).
+    for before, unit, after in [(" ", "a", ""), (" ", "=", ""), ("", "-", "\\n"), (" A", "a", "")]:
+        for length in [17, 20, 40, 64, 65, 129, 511, 512, 513, 600, 4097]:
+            piece = (before + unit * length + after + " ") * max(1, 100000 // length)
+            kinds[f"{before + unit + after!r}x{length}"] = per_byte(piece)
+        lengths = list(range(16, 700))
+        random.Random(unit).shuffle(lengths)
+        text = "".join(before + unit * n + after + " " for n in lengths)
+        kinds[f"{before + unit + after!r}x16-699"] = per_byte(text)
     before = per_byte(" " * 1811, runs=20)
     for _ in range(12):
         enc.count((" " * 1812 + "a") * 16)
@@ -87,7 +98,7 @@ def test_no_call_slows_later_ones(name: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
-def test_every_whitespace_kind_within_3x_prose(name: str) -> None:
+def test_every_run_kind_within_3x_prose(name: str) -> None:
     figures = _figures(name)
     prose = figures["prose"]
     slow = {k: round(v / prose, 1) for k, v in figures["kinds"].items() if v > 3 * prose}
@@ -104,6 +115,30 @@ def test_runs_of_one_character_equal_tiktoken(name: str) -> None:
         for length in [*range(14, 70), 127, 128, 129, 255, 256, 511, 512, 513, 900, 1811]:
             text = rng.choice(["", "x", " y", "\n"]) + unit * length + rng.choice(["", "a", " b"])
             assert enc.encode_ordinary(text) == reference.encode_ordinary(text), (unit, length)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_runs_with_a_byte_or_two_around_them_equal_tiktoken(name: str) -> None:
+    # A run of one byte after one or two other bytes, or before them (` aaaa`, ` Aaaa`,
+    # `----\n`, `====\r\n`), merges over its run-length form too and is cached by those bytes
+    # and its length: every length around the thresholds, twice each, as tiktoken merges them.
+    enc, reference = ours(name), tiktoken_encoding(name)
+    rng = random.Random(name)
+    shapes = [(" ", "a", ""), (" A", "a", ""), ("", "-", "\n"), (" ", "=", ""), ("", "=", "\r\n")]
+    shapes += [
+        ("", "=", "\n"),
+        (" ", "*", "\n"),
+        ("x", " ", ""),
+        (" ", "0", ""),
+        (" \u00e9", "e", ""),
+    ]
+    for before, unit, after in shapes:
+        for length in [*range(14, 70), 127, 128, 129, 255, 256, 511, 512, 513, 900, 1811]:
+            text = rng.choice(["", "x", "\n"]) + before + unit * length + after
+            text += rng.choice(["", " b", "\n"])
+            expected = reference.encode_ordinary(text)
+            for _ in range(2):  # the second from the cache of repeating pieces
+                assert enc.encode_ordinary(text) == expected, (before, unit, after, length)
 
 
 @pytest.mark.parametrize("name", NAMES)

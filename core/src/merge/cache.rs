@@ -6,8 +6,9 @@
 //! thousand entries, keyed by the piece's bytes and the encoder that produced them, turns those
 //! repeats into one probe. It is exact: an entry is used only when the full key matches.
 //!
-//! Longer pieces that repeat a short unit (indentation, a rule of `-`, alternating whitespace)
-//! are determined by their unit and length, so a second table keyed by those serves them: such
+//! Longer pieces that repeat a short unit (indentation, a rule of `-`, alternating whitespace),
+//! or are a run of one byte with a byte or two around it (` ====`, `----\n`), are determined by
+//! their unit (or those bytes) and length, so a second table keyed by those serves them: such
 //! pieces come back again and again in code and markup, and each costs many merges.
 
 use std::cell::RefCell;
@@ -16,6 +17,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use crate::Rank;
 use crate::bytes::packed::pack16;
 use crate::merge::periodic::period;
+use crate::merge::uniform::affixed_run;
 use crate::merge::{MergeTable, merge_piece};
 
 const SLOTS: usize = 4096;
@@ -100,13 +102,11 @@ impl PieceCache {
         out: &mut Vec<Rank>,
     ) {
         if piece.len() > MAX_PIECE {
-            let unit = if piece.len() <= MAX_REPEATING_PIECE {
-                period(piece)
-            } else {
-                None
-            };
-            match unit {
-                Some(unit) => self.merge_repeating(owner, piece, unit, table, byte_ranks, out),
+            match (piece.len() <= MAX_REPEATING_PIECE)
+                .then(|| repeating_key(piece))
+                .flatten()
+            {
+                Some(key) => self.merge_repeating(owner, piece, key, table, byte_ranks, out),
                 None => merge_piece(piece, table, byte_ranks, out),
             }
             return;
@@ -130,17 +130,16 @@ impl PieceCache {
 }
 
 impl PieceCache {
-    /// Append the ids of `piece`, which repeats its first `unit` bytes.
+    /// Append the ids of `piece`, which `key` and its length name (see [`repeating_key`]).
     fn merge_repeating(
         &mut self,
         owner: u32,
         piece: &[u8],
-        unit: usize,
+        key: u128,
         table: &MergeTable,
         byte_ranks: &[Rank; 256],
         out: &mut Vec<Rank>,
     ) {
-        let key = pack16(&piece[..unit]);
         let len = piece.len() as u32;
         let entry = &mut self.repeating[repeating_slot(key, len, owner)];
         if entry.owner == owner && entry.key_is(key, len) {
@@ -158,6 +157,23 @@ impl PieceCache {
             entry.ids.extend_from_slice(ids);
         }
     }
+}
+
+/// What names a piece of up to [`MAX_REPEATING_PIECE`] bytes with its length, if it is one
+/// of the regular kinds: its repeated unit (packed), or for a run with a byte or two before or
+/// after it, those bytes and the run's byte (packed) and where the run starts (bits 124-125,
+/// which a unit leaves zero).
+#[inline]
+fn repeating_key(piece: &[u8]) -> Option<u128> {
+    if let Some(unit) = period(piece) {
+        return Some(pack16(&piece[..unit]));
+    }
+    let (start, end) = affixed_run(piece)?;
+    let mut named = [0u8; 8];
+    named[..=start].copy_from_slice(&piece[..=start]);
+    let affixes = piece.len() - end;
+    named[start + 1..start + 1 + affixes].copy_from_slice(&piece[end..]);
+    Some(pack16(&named[..start + 1 + affixes]) | (start as u128 + 1) << 124)
 }
 
 /// The slot of a repeating piece with unit `key` (packed) and length `len`.

@@ -32,7 +32,7 @@ pub(crate) use flat::{FLAT_MERGE_MAX_LEN, flat_merge};
 pub(crate) use heap::heap_merge;
 use periodic::{PERIODIC_MIN_LEN, merge_periodic, period};
 pub use premerge::PreMerge;
-use uniform::{UNIFORM_MIN_LEN, merge_uniform};
+use uniform::{UNIFORM_MIN_LEN, affixed_run, merge_affixed, merge_uniform};
 
 /// Anything that gives the rank of a byte string (a token of the vocabulary) or `None`.
 pub trait Lookup {
@@ -206,6 +206,12 @@ pub fn merge_piece<L: Lookup>(
     // A short unit repeated: alternating whitespace (` \t`, `\r\n`), a line of `-=`.
     if piece.len() >= PERIODIC_MIN_LEN
         && period(piece).is_some_and(|p| merge_periodic(piece, p, ranks, byte_ranks, out))
+    {
+        return;
+    }
+    // Such a run after a space or before a newline (` aaaa`, ` ====`, `----\n`).
+    if piece.len() > UNIFORM_MIN_LEN
+        && affixed_run(piece).is_some_and(|run| merge_affixed(piece, run, ranks, byte_ranks, out))
     {
         return;
     }

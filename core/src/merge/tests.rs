@@ -350,6 +350,82 @@ fn runs_of_one_byte_merge_as_one_join_at_a_time() {
 }
 
 #[test]
+fn runs_with_affixes_merge_as_one_join_at_a_time() {
+    let mut seed = 13u64;
+    let mut by_runs = 0;
+    let mut declined = 0;
+    for round in 0..300 {
+        // Runs of `a`, and tokens of a space or `-` before runs and a newline or `b` after
+        // them, in random rank order (trained-like, shorter first, in half the rounds).
+        let mut tokens: Vec<Vec<u8>> = Vec::new();
+        for len in 1..=24 {
+            for (pre, post) in [(&b""[..], &b""[..]), (b" ", b""), (b"-", b""), (b"", b"\n")] {
+                let pick = random_text(&mut seed, 1, b"0123")[0];
+                if (len > 1 || !pre.is_empty() || !post.is_empty()) && pick != b'0' {
+                    tokens.push([pre, &vec![b'a'; len][..], post].concat());
+                }
+            }
+        }
+        tokens.push(b" -".to_vec());
+        tokens.push(b"\nb".to_vec());
+        if round % 2 == 1 {
+            for i in (1..tokens.len()).rev() {
+                let j =
+                    usize::from(random_text(&mut seed, 2, b"0123456789")[0] - b'0') * 7 % (i + 1);
+                tokens.swap(i, j);
+            }
+        }
+        let refs: Vec<&[u8]> = tokens.iter().map(Vec::as_slice).collect();
+        let (ranks, byte_ranks) = vocab(&refs);
+        for len in [16, 17, 31, 64, 65, 200] {
+            for (pre, post) in [
+                (&b" "[..], &b""[..]),
+                (b" -", b""),
+                (b"", b"\n"),
+                (b"", b"\nb"),
+                (b"-", b"\n"),
+                (b" -", b"\nb"),
+            ] {
+                let piece = [pre, &vec![b'a'; len][..], post].concat();
+                let expected = naive(&piece, &ranks);
+                let run = uniform::affixed_run(&piece);
+                assert_eq!(run, Some((pre.len(), pre.len() + len)));
+                let mut got = Vec::new();
+                if uniform::merge_affixed(
+                    &piece,
+                    run.unwrap_or_default(),
+                    &ranks,
+                    &byte_ranks,
+                    &mut got,
+                ) {
+                    assert_eq!(got, expected, "tokens {tokens:?}, piece {piece:?}");
+                    by_runs += 1;
+                } else {
+                    assert!(got.is_empty());
+                    declined += 1;
+                }
+                let mut via_piece = Vec::new();
+                merge_piece(&piece, &ranks, &byte_ranks, &mut via_piece);
+                assert_eq!(via_piece, expected, "merge_piece, piece {piece:?}");
+            }
+        }
+    }
+    assert!(
+        by_runs > 3000 && declined > 0,
+        "{by_runs} by runs, {declined} declined"
+    );
+    // What does not qualify: too short a run, three bytes before it, two runs.
+    for piece in [
+        &b" aaaaaaaaaaaaaaa"[..],
+        b"   aaaaaaaaaaaaaaaaaa",
+        b" aaaaaaaaaaaaaaaaaaaaab b",
+    ] {
+        assert_eq!(uniform::affixed_run(piece), None, "{piece:?}");
+    }
+    assert_eq!(uniform::affixed_run(&[b'a'; 40]), None);
+}
+
+#[test]
 fn periodic_pieces_merge_as_one_join_at_a_time() {
     let mut seed = 11u64;
     let mut by_passes = 0;
