@@ -561,10 +561,20 @@ def test_train_local_matches_bytepair_train(corpus: list[str]) -> None:
 
 
 @pytest.mark.slow
-def test_local_workers_are_kept_between_jobs(tmp_path: Path, corpus: list[str]) -> None:
+def test_local_workers_are_kept_between_jobs(
+    tmp_path: Path, corpus: list[str], enc: bytepair.Encoding
+) -> None:
     with Workers("local", num_workers=2) as workers:
         assert workers.num_workers == 2 and "'local'" in repr(workers)
         jobs_keep_their_workers(workers, tmp_path, corpus)
+    assert workers.closed
+    with pytest.raises(RuntimeError, match="is closed: start another Workers"):
+        count_pieces(corpus, engine=workers, show_progress=False)
+    manifest = tmp_path / "a" / "manifest.json"
+    before = manifest.read_bytes()
+    with pytest.raises(RuntimeError, match="is closed"):
+        tokenize(corpus, enc, tmp_path / "a", engine=workers, overwrite=True, show_progress=False)
+    assert manifest.read_bytes() == before  # the finished output is untouched
     with Workers("local", num_workers=0) as here:
         assert pids(here) == {os.getpid()}
     with pytest.raises(ValueError, match='engine must be "ray" or "local"'):

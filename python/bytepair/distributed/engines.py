@@ -98,13 +98,18 @@ class Workers:
             self._backend = _RayWorkers(num_workers, threads_per_worker, max_retries)
             self._backend.start(wait=True)
         self.num_workers = self._backend.count
+        self.closed = False
 
     def run(self, job: Callable[[T], R], tasks: Sequence[T]) -> Iterator[tuple[int, R]]:
         """Run ``job`` on every task; yield ``(task position, result)`` as tasks finish."""
+        if self.closed:
+            raise RuntimeError(f"{self!r} is closed: start another Workers for this job")
         return self._backend.run(job, tasks)
 
     def close(self) -> None:
-        """Stop the workers (a job still running on them fails)."""
+        """Stop the workers (a job still running on them fails); a closed Workers runs no
+        more jobs."""
+        self.closed = True
         self._backend.close()
 
     def __enter__(self) -> Workers:
@@ -135,6 +140,8 @@ def worker_options(
     :class:`Workers`, those are its own, and passing them again is an error."""
     check_engine(engine)
     if isinstance(engine, Workers):
+        if engine.closed:  # before the job touches its output
+            raise RuntimeError(f"{engine!r} is closed: start another Workers for this job")
         given = {
             "num_workers": num_workers,
             "threads_per_worker": threads_per_worker,
