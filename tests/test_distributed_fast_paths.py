@@ -123,6 +123,23 @@ def test_a_job_sends_a_plain_encoding_as_tiktoken_bytes(enc: bytepair.Encoding) 
     assert RankEncodingFile.of(Sub.__new__(Sub)) is None
 
 
+def test_a_worker_builds_the_same_encoding_once(enc: bytepair.Encoding) -> None:
+    # A kept worker's next job with the same encoding reuses the one it built; another
+    # encoding, or the same one with other special tokens, is built anew.
+    first = pickle.loads(pickle.dumps(RankEncodingFile.of(enc))).build()
+    assert pickle.loads(pickle.dumps(RankEncodingFile.of(enc))).build() is first
+    other = bytepair.Encoding(
+        enc.name,
+        pat_str=enc.pat_str,
+        mergeable_ranks=enc._mergeable_ranks,
+        special_tokens={**enc._special_tokens, "<|x|>": enc.n_vocab},
+    )
+    rebuilt = RankEncodingFile.of(other)
+    assert rebuilt is not None and rebuilt.build() is not first
+    assert rebuilt.build()._special_tokens == other._special_tokens
+    assert RankEncodingFile.of(enc).build() is not first  # the last one built is the other
+
+
 def test_serialized_counts_round_trip_and_bad_bytes_are_refused() -> None:
     counter = _core.PieceCounter(patterns.resolve_pattern("o200k"))
     counter.add_texts(["hello hello world", "x" * 5000, "   \n", "中文 😀"], 1)

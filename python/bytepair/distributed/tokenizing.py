@@ -125,13 +125,23 @@ class RankEncodingFile:
         return cls(encoding.name, encoding.pat_str, data, dict(encoding._special_tokens))
 
     def build(self) -> Encoding:
-        return Encoding._from_tiktoken_bytes(
+        """The encoding; the one this process built last if it is the same (a kept worker's
+        next job with the same encoding builds nothing, and finds its caches warm)."""
+        global _last_built
+        if _last_built is not None and _last_built[0] == self:
+            return _last_built[1]
+        encoding = Encoding._from_tiktoken_bytes(
             self.tiktoken,
             name=self.name,
             pat_str=self.pat_str,
             special_tokens=self.special_tokens,
             source=f"the job's copy of {self.name!r}",
         )
+        _last_built = (self, encoding)
+        return encoding
+
+
+_last_built: tuple[RankEncodingFile, Encoding] | None = None
 
 
 @dataclass(frozen=True)
