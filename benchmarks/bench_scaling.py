@@ -1,16 +1,20 @@
-"""Multi-core scaling: batch encoding on 1, 2, 4, 8, 16 threads and ``engine="local"`` tokenize
-on as many workers, in one short run, for machines with more cores than the one the other
-tables come from.
+"""Multi-core scaling: batch encoding on 1, 2, 4, 8, 16 threads, and ``engine="local"`` tokenize
+and piece counting on as many workers, in one short run, for machines with more cores than the
+one the other tables come from.
 
-Threads and workers stop at ``os.cpu_count()``. Batch: ``encode_ordinary_batch`` of the
-English, code and multilingual paragraphs (``--mb`` of them), each run with a fresh copy of the
-encoding (an encoding caches the pieces it merged, and a warm one would flatter the later
-runs). Distributed: ``tokenize`` of the same paragraphs as JSON Lines files in shards of
-``--shard-mib``, from the driver's call to the manifest (the fork server the workers come from
-is started once before). Each count is run ``--repeat`` times, the best kept. Amdahl's law is
-fitted to each mode's speed-ups (``1 / S(n) = s + (1 - s) / n``, least squares in ``s``) and
-projected to 16 and 64 cores. The result is a Markdown section, printed or written to ``--out``
-(``--write``: also into ``BENCHMARKS.md``, between ``<!-- scaling:begin/end -->``).
+Threads and workers stop at ``os.cpu_count()``. Batch: ``encode_ordinary_batch`` of the English,
+code and multilingual paragraphs (``--mb`` of them), each run with a fresh copy of the encoding (an
+encoding caches the pieces it merged, and a warm one would flatter the later runs). Distributed:
+``tokenize`` of the same paragraphs as JSON Lines files in shards of ``--shard-mib``, from the
+driver's call to the manifest (the fork server the workers come from is started once before);
+counting: ``count_pieces`` of the same files, whose shards' counts the driver adds up as they
+arrive (the part that does not scale with the workers). Each count is run ``--repeat`` times, the
+best kept. Amdahl's law is fitted to each mode's speed-ups (``1 / S(n) = s + (1 - s) / n``, least
+squares in ``s``) and projected to 16 and 64 cores. The result is a Markdown section, printed or
+written to ``--out`` (``--write``: also into ``BENCHMARKS.md``, between
+``<!-- scaling:begin/end -->``).
+
+
 
     python benchmarks/bench_scaling.py --out scaling.md
 """
@@ -34,7 +38,7 @@ from bench_distributed import SHARED, amdahl, corpus_paragraphs, write_jsonl
 
 import bytepair
 from bytepair import registry
-from bytepair.distributed import engines, tokenize
+from bytepair.distributed import count_pieces, engines, tokenize
 
 COUNTS = (1, 2, 4, 8, 16)
 
@@ -114,6 +118,23 @@ def distributed_scaling(
     return seconds
 
 
+def counting_scaling(
+    files: list[Path], counts: list[int], repeat: int, shard: int
+) -> dict[int, float]:
+    """Seconds of ``count_pieces(engine="local")`` on each worker count."""
+    seconds = {}
+    for n in counts:
+
+        def run(n: int = n) -> None:
+            count_pieces(
+                files, engine="local", num_workers=n, shard_size=shard, show_progress=False
+            )
+
+        seconds[n] = best_of(repeat, run)
+        print(f"  counting, {n} worker(s): {seconds[n]:.2f} s", file=sys.stderr)
+    return seconds
+
+
 def render(args: argparse.Namespace, mb: float, results: dict[str, dict[int, float]]) -> str:
     lines = [
         "## Multi-core scaling (`benchmarks/bench_scaling.py`)",
@@ -180,6 +201,9 @@ def main() -> None:
             "batch (`encode_ordinary_batch`)": batch_scaling(enc, docs, counts, args.repeat),
             'distributed (`engine="local"`)': distributed_scaling(
                 enc, files, counts, args.repeat, int(args.shard_mib * (1 << 20))
+            ),
+            'counting (`count_pieces`, `engine="local"`)': counting_scaling(
+                files, counts, args.repeat, int(args.shard_mib * (1 << 20))
             ),
         }
     finally:
