@@ -128,54 +128,42 @@ def as_lists(directory: Path) -> list[list[int]]:
 
 class CrashingEncoding(bytepair.Encoding):
     """Kills the worker process that first meets document ``trigger`` (once: then ``marker``
-    exists), in the middle of the job and of a shard."""
+    exists), in the middle of the job and of a shard; appends the id of each process that
+    encodes a batch to the file ``log``, if there is one."""
 
     marker: str
-    trigger: str
+    trigger: str | None
+    log: str | None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**super().__getstate__(), "marker": self.marker, "trigger": self.trigger}
+        probe = {"marker": self.marker, "trigger": self.trigger, "log": self.log}
+        return {**super().__getstate__(), **probe}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.marker = state.pop("marker")
-        self.trigger = state.pop("trigger")
+        self.marker, self.trigger, self.log = (
+            state.pop("marker"),
+            state.pop("trigger"),
+            state.pop("log"),
+        )
         super().__setstate__(state)
 
     def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 1) -> Any:
+        if self.log is not None:
+            with open(self.log, "a") as f:
+                f.write(f"{os.getpid()}\n")
         if self.trigger in text and not os.path.exists(self.marker):
             Path(self.marker).touch()
             os._exit(3)
         return super().encode_ordinary_batch(text, num_threads=num_threads)
 
 
-def crashing(enc: bytepair.Encoding, marker: Path, trigger: str) -> CrashingEncoding:
+def crashing(
+    enc: bytepair.Encoding, marker: Path, trigger: str | None, log: Path | None = None
+) -> CrashingEncoding:
     crash = CrashingEncoding.__new__(CrashingEncoding)
-    crash.__setstate__({**enc.__getstate__(), "marker": str(marker), "trigger": trigger})
+    probe = {"marker": str(marker), "trigger": trigger, "log": log and str(log)}
+    crash.__setstate__({**enc.__getstate__(), **probe})
     return crash
-
-
-class RecordingEncoding(bytepair.Encoding):
-    """Appends the id of each process that encodes a batch to the file ``log``."""
-
-    log: str
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {**super().__getstate__(), "log": self.log}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.log = state.pop("log")
-        super().__setstate__(state)
-
-    def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 1) -> Any:
-        with open(self.log, "a") as f:
-            f.write(f"{os.getpid()}\n")
-        return super().encode_ordinary_batch(text, num_threads=num_threads)
-
-
-def recording(enc: bytepair.Encoding, log: Path) -> RecordingEncoding:
-    record = RecordingEncoding.__new__(RecordingEncoding)
-    record.__setstate__({**enc.__getstate__(), "log": str(log)})
-    return record
 
 
 def worker_pid(seconds: float) -> int:
@@ -201,7 +189,7 @@ def jobs_keep_their_workers(workers: Workers, tmp_path: Path, corpus: list[str])
     counts = count_pieces(corpus, pattern="gpt2", **run)
     assert counts.items() == count_pieces_one_process(docs, pattern="gpt2").items()
     log = tmp_path / "pids"
-    tokenize(corpus, recording(enc, log), tmp_path / "a", **run)
+    tokenize(corpus, crashing(enc, log, trigger=None, log=log), tmp_path / "a", **run)
     assert as_lists(tmp_path / "a") == one_process_tokens(enc, docs)
     assert {int(pid) for pid in log.read_text().split()} <= seen, "the job had its own workers"
     seen |= pids(workers)
@@ -216,6 +204,15 @@ def jobs_keep_their_workers(workers: Workers, tmp_path: Path, corpus: list[str])
     assert as_lists(tmp_path / "c") == one_process_tokens(enc, docs)
     seen |= pids(workers)
     assert len(seen) <= 6
+    # One job at a time: a second is refused while the first runs, and runs after it.
+    first = workers.run(worker_pid, [0.0] * 4)
+    next(first)
+    with pytest.raises(RuntimeError, match="is running another job: one job at a time"):
+        count_pieces(corpus, pattern="gpt2", **run)
+    with pytest.raises(RuntimeError, match="is running another job"):
+        next(workers.run(worker_pid, [0.0]))
+    first.close()
+    assert counts.items() == count_pieces(corpus, pattern="gpt2", **run).items()
     with pytest.raises(ValueError, match="num_workers is set by the Workers"):
         tokenize(corpus, enc, tmp_path / "d", num_workers=2, **run)
     with pytest.raises(ValueError, match="max_retries is set by the Workers"):

@@ -22,9 +22,10 @@ import multiprocessing
 import os
 import pickle
 import tempfile
+import threading
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from types import TracebackType
@@ -55,8 +56,8 @@ class Workers:
     """Worker processes or Ray actors kept from one job to the next.
 
     ``tokenize``, ``count_pieces`` and ``train`` start their workers for the call and stop them
-    at its end; given ``engine=workers`` they run on these instead. Use it as a context manager
-    (or call :meth:`close`): Ray actors hold their CPUs until then::
+    at its end; given ``engine=workers`` they run on these instead, one job at a time. Use it as
+    a context manager (or call :meth:`close`): Ray actors hold their CPUs until then::
 
         with Workers("ray", num_workers=8) as workers:
             counts = count_pieces(files, engine=workers)
@@ -99,12 +100,33 @@ class Workers:
             self._backend.start(wait=True)
         self.num_workers = self._backend.count
         self.closed = False
+        # One job at a time: a failing job stops the workers, which another job would lose.
+        self._running = threading.Lock()
 
-    def run(self, job: Callable[[T], R], tasks: Sequence[T]) -> Iterator[tuple[int, R]]:
-        """Run ``job`` on every task; yield ``(task position, result)`` as tasks finish."""
+    def check_closed(self) -> None:
         if self.closed:
             raise RuntimeError(f"{self!r} is closed: start another Workers for this job")
-        return self._backend.run(job, tasks)
+
+    def check_free(self) -> None:
+        """Raise if no job can start on these workers now (closed, or running another)."""
+        self.check_closed()
+        if self._running.locked():
+            raise RuntimeError(f"{self!r} is running another job: one job at a time")
+
+    def run(self, job: Callable[[T], R], tasks: Sequence[T]) -> Generator[tuple[int, R]]:
+        """Run ``job`` on every task; yield ``(task position, result)`` as tasks finish
+        (closing the generator early stops the workers, as a failing job does)."""
+        self.check_free()
+        return self._run(job, tasks)
+
+    def _run(self, job: Callable[[T], R], tasks: Sequence[T]) -> Generator[tuple[int, R]]:
+        if not self._running.acquire(blocking=False):
+            raise RuntimeError(f"{self!r} is running another job: one job at a time")
+        try:
+            self.check_closed()
+            yield from self._backend.run(job, tasks)
+        finally:
+            self._running.release()
 
     def close(self) -> None:
         """Stop the workers (a job still running on them fails); a closed Workers runs no
@@ -140,8 +162,7 @@ def worker_options(
     :class:`Workers`, those are its own, and passing them again is an error."""
     check_engine(engine)
     if isinstance(engine, Workers):
-        if engine.closed:  # before the job touches its output
-            raise RuntimeError(f"{engine!r} is closed: start another Workers for this job")
+        engine.check_free()  # before the job touches its output
         given = {
             "num_workers": num_workers,
             "threads_per_worker": threads_per_worker,
