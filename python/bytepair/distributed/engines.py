@@ -103,27 +103,27 @@ class Workers:
         # One job at a time: a failing job stops the workers, which another job would lose.
         self._running = threading.Lock()
 
-    def check_closed(self) -> None:
+    def _check_closed(self) -> None:
         if self.closed:
             raise RuntimeError(f"{self!r} is closed: start another Workers for this job")
 
-    def check_free(self) -> None:
+    def _check_free(self) -> None:
         """Raise if no job can start on these workers now (closed, or running another)."""
-        self.check_closed()
+        self._check_closed()
         if self._running.locked():
             raise RuntimeError(f"{self!r} is running another job: one job at a time")
 
     def run(self, job: Callable[[T], R], tasks: Sequence[T]) -> Generator[tuple[int, R]]:
         """Run ``job`` on every task; yield ``(task position, result)`` as tasks finish
         (closing the generator early stops the workers, as a failing job does)."""
-        self.check_free()
+        self._check_free()
         return self._run(job, tasks)
 
     def _run(self, job: Callable[[T], R], tasks: Sequence[T]) -> Generator[tuple[int, R]]:
         if not self._running.acquire(blocking=False):
             raise RuntimeError(f"{self!r} is running another job: one job at a time")
         try:
-            self.check_closed()
+            self._check_closed()
             yield from self._backend.run(job, tasks)
         finally:
             self._running.release()
@@ -162,7 +162,7 @@ def worker_options(
     :class:`Workers`, those are its own, and passing them again is an error."""
     check_engine(engine)
     if isinstance(engine, Workers):
-        engine.check_free()  # before the job touches its output
+        engine._check_free()  # before the job touches its output
         given = {
             "num_workers": num_workers,
             "threads_per_worker": threads_per_worker,
