@@ -2,11 +2,12 @@
 //! with a byte or two before and after it (` aaaa…`, ` =====`, `-----\n`), a rank at a time
 //! over its run-length form, instead of one join at a time.
 //!
-//! Every part of such a piece is named by its length and by whether it starts in the prefix
-//! (where) and ends in the suffix (where), so the piece is a few runs of equal parts. One pass
-//! joins every adjacent pair of the lowest rank, left to right, as the one-join-at-a-time rule
-//! does while each join makes only pairs of higher rank, which each pass checks; where a
-//! vocabulary breaks that, or the runs stop being few, the caller merges the usual way.
+//! Every part of such a piece is named by its length, the prefix position it starts at (or
+//! that it starts in the run) and the suffix bytes after it (or that it ends in the run), which
+//! fix its bytes, so the piece is a few runs of equal parts. One pass joins every adjacent pair
+//! of the lowest rank, left to right, as the one-join-at-a-time rule does while each join makes
+//! only pairs of higher rank, which each pass checks; where a vocabulary breaks that, or the
+//! runs stop being few, the caller merges the usual way.
 
 use super::Lookup;
 use crate::Rank;
@@ -38,10 +39,10 @@ fn cat(left: Part, right: Part) -> Part {
     (left & 0b11) | (right & 0b1100) | ((left >> 4) + (right >> 4)) << 4
 }
 
-/// Runs of `count` parts named `len`.
+/// Runs of `count` parts named `part`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 struct Run {
-    len: Part,
+    part: Part,
     count: u32,
 }
 
@@ -125,7 +126,7 @@ struct Runs {
 impl Runs {
     fn new() -> Self {
         Runs {
-            items: [Run { len: 0, count: 0 }; CAPACITY],
+            items: [Run { part: 0, count: 0 }; CAPACITY],
             len: 0,
         }
     }
@@ -134,25 +135,25 @@ impl Runs {
         &self.items[..self.len]
     }
 
-    /// Append `count` parts named `len`, folded into the last run if it has that name; false
+    /// Append `count` parts named `part`, folded into the last run if it has that name; false
     /// if there is no room.
-    fn push(&mut self, len: Part, count: u32) -> bool {
+    fn push(&mut self, part: Part, count: u32) -> bool {
         if count == 0 {
             return true;
         }
         match self.len.checked_sub(1).map(|i| &mut self.items[i]) {
-            Some(last) if last.len == len => last.count += count,
+            Some(last) if last.part == part => last.count += count,
             _ if self.len == CAPACITY => return false,
             _ => {
-                self.items[self.len] = Run { len, count };
+                self.items[self.len] = Run { part, count };
                 self.len += 1;
             }
         }
         true
     }
 
-    fn last_len(&self) -> Option<Part> {
-        self.as_slice().last().map(|r| r.len)
+    fn last_part(&self) -> Option<Part> {
+        self.as_slice().last().map(|r| r.part)
     }
 }
 
@@ -192,7 +193,8 @@ pub(crate) fn merge_uniform<L: Lookup>(
 }
 
 /// Append the ids of `piece`, whose bytes `start..end` are one byte repeated (at most three
-/// other bytes on each side, as a part's name has room for), and return true, or return false having appended nothing.
+/// other bytes on each side, as a part's name has room for), and return true, or return false
+/// having appended nothing.
 pub(crate) fn merge_affixed<L: Lookup>(
     piece: &[u8],
     (start, end): (usize, usize),
@@ -231,15 +233,15 @@ pub(crate) fn merge_affixed<L: Lookup>(
         let parts = runs.as_slice();
         for (i, r) in parts.iter().enumerate() {
             if r.count >= 2 {
-                best = best.min(ranks.of(cat(r.len, r.len)));
+                best = best.min(ranks.of(cat(r.part, r.part)));
             }
             if let Some(next) = parts.get(i + 1) {
-                best = best.min(ranks.of(cat(r.len, next.len)));
+                best = best.min(ranks.of(cat(r.part, next.part)));
             }
         }
         if best == Rank::MAX {
             for r in parts {
-                let id = ranks.of(r.len);
+                let id = ranks.of(r.part);
                 out.extend(std::iter::repeat_n(id, r.count as usize));
             }
             return true;
@@ -257,26 +259,27 @@ pub(crate) fn merge_affixed<L: Lookup>(
 fn pass<L: Lookup>(runs: &[Run], best: Rank, ranks: &mut Ranks<'_, L>, out: &mut Runs) -> bool {
     out.len = 0;
     // The last part of the previous run, not yet emitted: it may join the next run's first.
-    let mut pending: Option<u32> = None;
+    let mut pending: Option<Part> = None;
     // A join of `joined` between the emitted parts and `right` (the next part not yet joined)
     // may not make a pair of a rank below `best` (equal is impossible: that pair's token is
     // `joined` itself, shorter than either pair).
-    let lower = |ranks: &mut Ranks<'_, L>, left: Option<u32>, joined: u32, right: Option<u32>| {
-        left.is_some_and(|l| ranks.of(cat(l, joined)) < best)
-            || right.is_some_and(|r| ranks.of(cat(joined, r)) < best)
-    };
+    let lower =
+        |ranks: &mut Ranks<'_, L>, left: Option<Part>, joined: Part, right: Option<Part>| {
+            left.is_some_and(|l| ranks.of(cat(l, joined)) < best)
+                || right.is_some_and(|r| ranks.of(cat(joined, r)) < best)
+        };
     for (i, run) in runs.iter().enumerate() {
-        let next_first = runs.get(i + 1).map(|r| r.len);
+        let next_first = runs.get(i + 1).map(|r| r.part);
         let mut count = run.count;
         if let Some(p) = pending.take() {
-            if ranks.of(cat(p, run.len)) == best {
-                let joined = cat(p, run.len);
+            if ranks.of(cat(p, run.part)) == best {
+                let joined = cat(p, run.part);
                 let right = if count >= 2 {
-                    Some(run.len)
+                    Some(run.part)
                 } else {
                     next_first
                 };
-                if lower(ranks, out.last_len(), joined, right) {
+                if lower(ranks, out.last_part(), joined, right) {
                     return false;
                 }
                 if !out.push(joined, 1) {
@@ -292,16 +295,16 @@ fn pass<L: Lookup>(runs: &[Run], best: Rank, ranks: &mut Ranks<'_, L>, out: &mut
         if count == 0 {
             continue;
         }
-        if count >= 2 && ranks.of(cat(run.len, run.len)) == best {
-            let joined = cat(run.len, run.len);
+        if count >= 2 && ranks.of(cat(run.part, run.part)) == best {
+            let joined = cat(run.part, run.part);
             let pairs = count / 2;
             let leftover = count % 2 == 1;
             // The first join's left, each later join's left (the previous join), and the
             // last join's right; the others have the run's part on their right.
-            let right_of_last = if leftover { Some(run.len) } else { next_first };
-            if lower(ranks, out.last_len(), joined, None)
+            let right_of_last = if leftover { Some(run.part) } else { next_first };
+            if lower(ranks, out.last_part(), joined, None)
                 || (pairs >= 2 && lower(ranks, Some(joined), joined, None))
-                || (pairs >= 2 && lower(ranks, None, joined, Some(run.len)))
+                || (pairs >= 2 && lower(ranks, None, joined, Some(run.part)))
                 || lower(ranks, None, joined, right_of_last)
             {
                 return false;
@@ -310,13 +313,13 @@ fn pass<L: Lookup>(runs: &[Run], best: Rank, ranks: &mut Ranks<'_, L>, out: &mut
                 return false;
             }
             if leftover {
-                pending = Some(run.len);
+                pending = Some(run.part);
             }
         } else {
-            if !out.push(run.len, count - 1) {
+            if !out.push(run.part, count - 1) {
                 return false;
             }
-            pending = Some(run.len);
+            pending = Some(run.part);
         }
     }
     if let Some(p) = pending {
