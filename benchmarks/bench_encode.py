@@ -64,6 +64,14 @@ def paragraphs(category: str) -> list[str]:
     return out
 
 
+# What the tables say a paragraph is.
+PARAGRAPHS = (
+    "paragraphs (blocks between blank lines; a file of one sentence per line is cut into blocks "
+    "of whole lines of about 1,000 bytes), the files of a kind interleaved so that every "
+    "repetition mixes all of them"
+)
+
+
 def line_paragraphs(text: str) -> list[str]:
     """``text``'s lines in consecutive groups of about ``LINES_PER_PARAGRAPH_BYTES`` bytes."""
     out, current, size = [], [], 0
@@ -659,8 +667,8 @@ def main() -> None:
         rows = throughput(libraries, encodings, args.reps, target)
         sections.append(
             "### Single-thread `encode_ordinary`, one call per paragraph\n\n"
-            f"{args.reps} repetitions of ~{args.mb} MB of fresh paragraphs per text kind, the "
-            "libraries in turn (the order rotates); before each timed run a library encodes a "
+            f"{args.reps} repetitions of ~{args.mb} MB of fresh {PARAGRAPHS} per text kind, "
+            "the libraries in turn (the order rotates); before each timed run a library encodes a "
             "quarter of the warm-up text again, so that it starts with its own tables in cache, as "
             "in a process that uses one tokenizer. `same ids` compares 200 paragraphs of each "
             "repetition with tiktoken. `x tiktoken` is against tiktoken's `encode_ordinary` (the "

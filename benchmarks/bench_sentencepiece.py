@@ -23,7 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from _report import write_section
-from bench_encode import SHARED, first_quarter, markdown, paragraphs, slices, time_calls
+from bench_encode import (
+    PARAGRAPHS,
+    SHARED,
+    first_quarter,
+    markdown,
+    paragraphs,
+    slices,
+    time_calls,
+)
 
 import bytepair
 
@@ -172,7 +180,7 @@ def main() -> None:
     print("throughput ...", file=sys.stderr)
     sections = [
         "### Single-thread `encode_ordinary`, one call per paragraph\n\n"
-        f"{args.reps} repetitions of ~{args.mb} MB of fresh paragraphs per text kind; `x its "
+        f"{args.reps} repetitions of ~{args.mb} MB of fresh {PARAGRAPHS} per text kind; `x its "
         "library` is the median over the repetitions of the file's own library's time over "
         "bytepair's (`range` the lowest and highest); `same ids` compares 200 paragraphs of "
         "each repetition.\n\n" + markdown(throughput(args.reps, int(args.mb * 1e6)))
