@@ -38,17 +38,9 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from bench_encode import (
-    CORPUS,
-    SHARED,
-    build_tiktoken,
-    first_quarter,
-    paragraphs,
-    prose,
-    slices,
-    time_calls,
-    vocab_path,
-)
+from bench_encode import time_calls
+from corpus_text import CORPUS, first_quarter, paragraphs, prose, slices
+from encode_libraries import SHARED, build_tiktoken, vocab_path
 
 import bytepair
 from bytepair import registry

@@ -26,7 +26,7 @@ import timeit
 from pathlib import Path
 from types import ModuleType
 
-from bench_encode import paragraphs
+from corpus_text import paragraphs
 
 import bytepair
 

@@ -23,15 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from _report import write_section
-from bench_encode import (
-    PARAGRAPHS,
-    SHARED,
-    first_quarter,
-    markdown,
-    paragraphs,
-    slices,
-    time_calls,
-)
+from bench_encode import markdown, time_calls
+from corpus_text import PARAGRAPHS, first_quarter, paragraphs, slices
+from encode_libraries import SHARED
 
 import bytepair
 
